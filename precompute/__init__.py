@@ -1,0 +1,1 @@
+"""Offline pipeline: prompts → collect → metrics, each a `python -m precompute` subcommand."""
