@@ -1,0 +1,49 @@
+"""RupeeBias Explorer — entry point and router: ``streamlit run app.py``.
+
+The entrypoint only sets the page frame and navigation; each page is a file in ``pages/``.
+Every ``url_path`` equals its file's stem: on a fresh server Streamlit serves a deep link from
+the ``pages/`` folder before ``st.navigation`` has ever run, and matching names let
+:func:`explorer.ui.ensure_router` hand the request back to this router (see that function).
+Data comes from ``data/`` beside this file, or ``$RUPEEBIAS_DATA_DIR``; nothing here needs the
+network or an API key (the Try-a-prompt page asks for an endpoint only when used).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+st.set_page_config(page_title="RupeeBias Explorer", page_icon="₹", layout="wide",
+                   menu_items={"About": "RupeeBias Explorer: audits demographic bias in the "
+                                        "economic advice language models give people in India."})
+
+PAGES = {
+    "Results": [
+        st.Page("pages/overview.py", title="Overview", icon=":material/leaderboard:",
+                url_path="overview", default=True),
+        st.Page("pages/axes_use_cases.py", title="Axes & use cases",
+                icon=":material/radar:", url_path="axes_use_cases"),
+        st.Page("pages/language_shift.py", title="Language shift", icon=":material/translate:",
+                url_path="language_shift"),
+        st.Page("pages/identifiers.py", title="Identifiers", icon=":material/groups:",
+                url_path="identifiers"),
+        st.Page("pages/consistency.py", title="Consistency & robustness",
+                icon=":material/stacked_line_chart:", url_path="consistency"),
+    ],
+    "Drill down": [
+        st.Page("pages/pair_browser.py", title="Pair browser", icon=":material/compare_arrows:",
+                url_path="pair_browser"),
+        st.Page("pages/try_prompt.py", title="Try a prompt", icon=":material/science:",
+                url_path="try_prompt"),
+    ],
+    "About": [
+        st.Page("pages/methodology.py", title="Methodology", icon=":material/menu_book:",
+                url_path="methodology"),
+    ],
+}
+
+page = st.navigation(PAGES)
+with st.sidebar:
+    st.caption("**RupeeBias Explorer** · numbers marked *Published* are transcribed from the "
+               "RupeeBias paper; *Computed* ones were computed here from raw model answers. "
+               "Gaps describe model behaviour, not the worth of any group.")
+page.run()

@@ -1,0 +1,6 @@
+"""RupeeBias Explorer: the Streamlit app's building blocks.
+
+``data`` is the only module that talks to DuckDB; ``tables`` reshapes query results with pandas;
+``charts`` builds Altair specs; ``state`` keeps widget values and the URL in sync; ``ui`` holds
+the widgets every page shares (source badges, CI formatting, downloads, data-problem messages).
+"""

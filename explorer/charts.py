@@ -1,0 +1,367 @@
+"""Altair charts. Colours are Okabe–Ito (colour-blind safe); models keep one order everywhere.
+
+Radar: Vega-Lite has no polar line mark (vega/vega-lite#7423), so each point is placed at
+x = r·cos θ, y = r·sin θ, the polygon is closed by repeating the first axis, and rings, spokes
+and labels are extra layers on hidden cartesian axes. All models' radars are one faceted chart;
+radii are normalised per panel (1 = the panel's outer ring) so a shared or per-model scale is
+just a choice of outer ring, and ring labels show real percentages. Every radar view has a
+dot-plot-with-CI alternative, which reads more exactly.
+
+Speed (measured in bench/app.py): each chart has **one** inline dataset shared by its layers
+(layers pick their rows with a filter), encodings use explicit channel objects with ``field=``
+(shorthand strings are resolved against the whole schema, ~0.1 s each), Altair's eager
+validation is off, and :func:`to_spec` serialises without re-validation — the full schema check
+runs in ``tests/explorer/test_charts.py`` instead. Small multiples are facets, not many charts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from explorer import vocab
+
+alt.utils.schemapi.disable_debug_mode()
+
+SOURCE_DOMAIN = ["Published (paper)", "Computed here"]
+SOURCE_RANGE = ["#0072B2", "#E69F00"]
+TASK_COLORS = {
+    "all": "#000000",
+    "salary_estimation": "#0072B2",
+    "salary_increment_estimation": "#E69F00",
+    "counter_offer_recommendation": "#009E73",
+    "service_pricing_vendor": "#CC79A7",
+    "service_pricing_client": "#56B4E9",
+}
+LANGUAGE_COLORS = {"Overall": "#555555", "English": "#0072B2", "Hinglish": "#D55E00"}
+#: Okabe–Ito first, then darker/lighter companions: distinguishable for colour-blind readers.
+MODEL_PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
+                 "#000000", "#7F7F7F", "#8C564B", "#1B9E77", "#7570B3", "#E7298A", "#66A61E"]
+_Q, _N = "quantitative", "nominal"
+
+
+def _legend(**kw: object) -> alt.Legend:
+    return alt.Legend(orient="bottom", title=None, labelLimit=320, **kw)
+
+
+def records(frame: pd.DataFrame) -> alt.Data:
+    """Inline data as plain records (NaN/NA → null), built column by column: much cheaper than
+    Altair's DataFrame sanitising for pandas' Arrow-backed string columns."""
+    cols: dict[str, list[object]] = {}
+    for name in frame.columns:
+        cols[str(name)] = [_plain(v) for v in frame[name].tolist()]
+    return alt.Data(values=[dict(zip(cols, row, strict=True)) for row in zip(*cols.values(),
+                                                                              strict=True)])
+
+
+def _plain(value: object) -> object:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
+def with_data(chart: alt.TopLevelMixin, frame: pd.DataFrame) -> alt.TopLevelMixin:
+    """Attach the data last: Altair deep-copies a chart's data on every ``properties()`` /
+    ``facet()`` call, which for inline records cost more than everything else."""
+    chart.data = records(frame)
+    return chart
+
+
+def to_spec(chart: alt.TopLevelMixin) -> dict:
+    """The Vega-Lite dict for ``st.vega_lite_chart``, without re-validation and without
+    Altair's default 300-px view size (charts fill their container)."""
+    spec = chart.to_dict(validate=False)
+    config = spec.get("config", {})
+    view = config.get("view", {})
+    for key in ("continuousWidth", "continuousHeight"):
+        view.pop(key, None)
+    if "view" in config and not view:
+        config.pop("view")
+    if "config" in spec and not config:
+        spec.pop("config")
+    return spec
+
+
+def language_scale() -> alt.Scale:
+    return alt.Scale(domain=list(LANGUAGE_COLORS), range=list(LANGUAGE_COLORS.values()))
+
+
+def source_scale() -> alt.Scale:
+    return alt.Scale(domain=SOURCE_DOMAIN, range=SOURCE_RANGE)
+
+
+def task_scale(labels: dict[str, str], present: Sequence[str]) -> alt.Scale:
+    """Fixed use-case colours (by task) for the labels actually present."""
+    keep = [k for k in TASK_COLORS if labels.get(k, k) in set(present)]
+    return alt.Scale(domain=[labels.get(k, k) for k in keep], range=[TASK_COLORS[k] for k in keep])
+
+
+def _tips(fields: Sequence[str], frame: pd.DataFrame) -> list[alt.Tooltip]:
+    out = []
+    for f in dict.fromkeys(fields):
+        if f not in frame.columns:
+            continue
+        numeric = pd.api.types.is_numeric_dtype(frame[f]) and not pd.api.types.is_bool_dtype(
+            frame[f])
+        fmt = ".2f" if numeric and pd.api.types.is_float_dtype(frame[f]) else alt.Undefined
+        out.append(alt.Tooltip(field=f, type=_Q if numeric else _N, format=fmt))
+    return out
+
+
+def _rule_at(value: float, channel: str = "x", dash: Sequence[int] = (4, 4),
+             color: str = "#888888") -> alt.Chart:
+    enc = alt.XDatum(value) if channel == "x" else alt.YDatum(value)
+    return alt.Chart().mark_rule(color=color, strokeDash=list(dash)).encode(enc)
+
+
+def _row_step(frame: pd.DataFrame, color: str) -> alt.Step:
+    """Height per category row: room for one offset mark per colour. Streamlit fits a fixed
+    height *including* axes and legend, which squeezed small charts flat; a step grows with
+    the number of rows instead."""
+    colours = max(1, frame[color].nunique()) if color in frame.columns else 1
+    return alt.Step(max(18, 9 * colours + 8), **{"for": "position"})
+
+
+def _facet(chart: alt.LayerChart, facet: str | None, order: Sequence[str] | None, columns: int
+           ) -> alt.TopLevelMixin:
+    if not facet:
+        return chart
+    return alt.FacetChart(spec=chart, columns=columns, facet=alt.Facet(
+        field=facet, type=_N, sort=list(order or []), title=None,
+        header=alt.Header(labelFontWeight="bold", labelLimit=400)))
+
+
+def ci_dots(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str,
+            y_order: Sequence[str], x_title: str, color_scale: alt.Scale | None = None,
+            zero_line: bool = False, ref: float | None = None, tooltip: Sequence[str] = (),
+            facet: str | None = None, facet_order: Sequence[str] | None = None,
+            columns: int = 2) -> alt.TopLevelMixin:
+    """Points with 95% CI whiskers, one row per ``y``; several colours per row are offset."""
+    ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=320))
+    off = alt.YOffset(field=color, type=_N)
+    col = alt.Color(field=color, type=_N, scale=color_scale or alt.Undefined, legend=_legend())
+    layers: list[alt.Chart] = []
+    if zero_line:
+        layers.append(_rule_at(0.0))
+    if ref is not None:
+        layers.append(_rule_at(ref, dash=(6, 3), color="#444444"))
+    layers.append(alt.Chart().mark_rule(strokeWidth=2).encode(
+        alt.X(field=lo, type=_Q, title=x_title), alt.X2(field=hi), ych, off, col))
+    layers.append(alt.Chart().mark_point(filled=True, size=70, opacity=1).encode(
+        alt.X(field=x, type=_Q, title=x_title), ych, off, col,
+        tooltip=_tips((y, color, x, lo, hi, *tooltip), frame)))
+    chart = alt.LayerChart(layer=layers)
+    if facet:
+        return with_data(_facet(chart.properties(height=_row_step(frame, color), width=320),
+                                facet, facet_order, columns), frame)
+    return with_data(chart.properties(height=_row_step(frame, color)), frame)
+
+
+def radar_data(panels: dict[str, pd.DataFrame], *, shared: bool,
+               series_labels: dict[str, str]) -> pd.DataFrame:
+    """All radar layers as one long frame: ``part`` says which layer a row belongs to."""
+    axes = list(vocab.AXES)
+    n = len(axes)
+    angle = {a: math.pi / 2 - 2 * math.pi * i / n for i, a in enumerate(axes)}
+    closed = [*axes, axes[0]]  # repeat axis 0: closes the polygon
+    r_all = max([float(f["mean_delta"].max()) for f in panels.values() if len(f)] or [1.0])
+    rows: list[dict] = []
+    for panel, frame in panels.items():
+        ticks = nice_ticks(r_all if shared else float(frame["mean_delta"].max() or 1.0))
+        top = ticks[-1]
+        for key, sub in frame.groupby("task", sort=False):
+            values = dict(zip(sub["axis"], sub["mean_delta"], strict=False))
+            for order, a in enumerate(closed):
+                r = values.get(a)
+                if r is None or pd.isna(r):
+                    continue
+                rows.append({"panel": panel, "part": "poly", "series": series_labels.get(
+                    key, key), "axis": a, "order": order, "Mean Δ%": round(float(r), 2),
+                    "x": float(r) / top * math.cos(angle[a]),
+                    "y": float(r) / top * math.sin(angle[a])})
+        for t in ticks:
+            for order, a in enumerate(closed):
+                rows.append({"panel": panel, "part": "ring", "series": f"{t:g}", "order": order,
+                             "x": t / top * math.cos(angle[a]), "y": t / top * math.sin(angle[a])})
+            rows.append({"panel": panel, "part": "ring_label", "label": f"{t:g}%", "x": 0.0,
+                         "y": t / top})
+        for a in axes:
+            rows.append({"panel": panel, "part": "spoke", "axis": a, "x": 0.0, "y": 0.0,
+                         "x2": math.cos(angle[a]), "y2": math.sin(angle[a])})
+            rows.append({"panel": panel, "part": "axis_label", "label": a,
+                         "x": 1.22 * math.cos(angle[a]), "y": 1.12 * math.sin(angle[a])})
+    cols = ["panel", "part", "series", "axis", "order", "Mean Δ%", "label", "x", "y", "x2", "y2"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def radars(data: pd.DataFrame, *, panel_order: Sequence[str], series_labels: dict[str, str],
+           size: int = 250, columns: int = 3) -> alt.FacetChart:
+    """Faceted radars from :func:`radar_data` (one panel per model)."""
+    dom = [-1.45, 1.45]
+    sx = alt.Scale(domain=dom, nice=False, zero=False)
+    sy = alt.Scale(domain=dom, nice=False, zero=False)
+    xy = [alt.X(field="x", type=_Q, scale=sx, axis=None),
+          alt.Y(field="y", type=_Q, scale=sy, axis=None)]
+
+    def part(name: str) -> alt.FieldEqualPredicate:
+        return alt.FieldEqualPredicate(field="part", equal=name)
+
+    polys = data[data["part"] == "poly"]
+    color = alt.Color(field="series", type=_N,
+                      scale=task_scale(series_labels, polys["series"].dropna().unique()),
+                      legend=_legend(columns=3))
+    layers = [
+        alt.Chart().mark_line(color="#cccccc", strokeWidth=0.8).transform_filter(part("ring"))
+        .encode(*xy, alt.Detail(field="series", type=_N), alt.Order(field="order", type=_Q)),
+        alt.Chart().mark_rule(color="#cccccc").transform_filter(part("spoke")).encode(
+            *xy, alt.X2(field="x2"), alt.Y2(field="y2")),
+        alt.Chart().mark_text(color="#666666", fontSize=9, dx=3, align="left",
+                              baseline="bottom").transform_filter(part("ring_label"))
+        .encode(*xy, alt.Text(field="label", type=_N)),
+        alt.Chart().mark_text(fontSize=11, fontWeight="bold").transform_filter(
+            part("axis_label")).encode(*xy, alt.Text(field="label", type=_N)),
+        alt.Chart().mark_line(strokeWidth=2, opacity=0.85).transform_filter(part("poly"))
+        .encode(*xy, color, alt.Detail(field="series", type=_N),
+                alt.Order(field="order", type=_Q)),
+        alt.Chart().mark_point(filled=True, size=40).transform_filter(part("poly"))
+        .transform_filter(alt.FieldLTPredicate(field="order", lt=len(vocab.AXES)))
+        .encode(*xy, color, tooltip=[alt.Tooltip(field="panel", type=_N, title="Model"),
+                                     alt.Tooltip(field="series", type=_N, title="Use case"),
+                                     alt.Tooltip(field="axis", type=_N, title="Axis"),
+                                     alt.Tooltip(field="Mean Δ%", type=_Q, format=".2f")]),
+    ]
+    chart = alt.LayerChart(layer=layers).properties(width=size, height=size)
+    return with_data(alt.FacetChart(spec=chart, columns=columns, facet=alt.Facet(
+        field="panel", type=_N, sort=list(panel_order), title=None,
+        header=alt.Header(labelFontWeight="bold", labelLimit=400))).configure_view(
+        strokeWidth=0), data)
+
+
+def nice_ticks(r_max: float) -> list[float]:
+    """Four rings ending at a round number ≥ r_max."""
+    r_max = max(float(r_max or 0), 1.0)
+    step = 10 ** math.floor(math.log10(r_max / 4))
+    for mult in (1, 2, 2.5, 5, 10):
+        if 4 * step * mult >= r_max:
+            step *= mult
+            break
+    return [round(step * i, 6) for i in range(1, 5)]
+
+
+def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
+            x_order: Sequence[str], y_order: Sequence[str], title: str, diverging: bool = False,
+            domain: tuple[float, float] | None = None, tooltip: Sequence[str] = ()
+            ) -> alt.LayerChart:
+    """A labelled heatmap; diverging (blue–orange around 0) for signed gaps."""
+    dom = list(domain) if domain else alt.Undefined
+    scale = (alt.Scale(scheme="blueorange", domainMid=0, domain=dom) if diverging
+             else alt.Scale(scheme="blues", domain=dom))
+    xch = alt.X(field=x, type=_N, sort=list(x_order), title=None,
+                axis=alt.Axis(labelAngle=-30, labelLimit=220, orient="top"))
+    ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=360))
+    rect = alt.Chart().mark_rect().encode(
+        xch, ych, alt.Color(field=value, type=_Q, scale=scale, title=title,
+                            legend=alt.Legend(orient="bottom")),
+        tooltip=_tips((y, x, value, *tooltip), frame))
+    label = alt.Chart().mark_text(fontSize=10, color="#111111").encode(
+        xch, ych, alt.Text(field=text, type=_N))
+    return with_data(alt.LayerChart(layer=[rect, label]).properties(height=alt.Step(28)),
+                     frame)
+
+
+def quadrant(frame: pd.DataFrame, *, x: str, y: str) -> alt.LayerChart:
+    """Mean Δ% vs Kendall's W: open-weight models are triangles, closed ones circles."""
+    xch = alt.X(field=x, type=_Q, title="Mean Δ% (unweighted) — bigger gaps →",
+                scale=alt.Scale(zero=False))
+    ych = alt.Y(field=y, type=_Q, title="Mean Kendall's W — more consistent ordering ↑",
+                scale=alt.Scale(zero=False))
+    layers: list[alt.Chart] = []
+    if len(frame) >= 2:
+        layers += [_rule_at(float(frame[x].median())),
+                   _rule_at(float(frame[y].median()), channel="y")]
+    layers.append(alt.Chart().mark_point(filled=True, size=130).encode(
+        xch, ych,
+        alt.Shape(field="Weights", type=_N,
+                  scale=alt.Scale(domain=["closed", "open", "unknown"],
+                                  range=["circle", "triangle-up", "square"]),
+                  legend=alt.Legend(orient="bottom", title="Weights")),
+        alt.Color(field="Source type", type=_N, scale=source_scale(), legend=_legend()),
+        tooltip=_tips(("Model", "Source type", "Weights", x, y, "x basis"), frame)))
+    layers.append(alt.Chart().mark_text(align="left", dx=9, fontSize=10).encode(
+        xch, ych, alt.Text(field="Model", type=_N)))
+    return with_data(alt.LayerChart(layer=layers).properties(height=440), frame)
+
+
+def bars_ci(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str,
+            y_order: Sequence[str], x_title: str, ref: float | None = None,
+            color_scale: alt.Scale | None = None, opacity: str | None = None,
+            tooltip: Sequence[str] = ()) -> alt.LayerChart:
+    """Horizontal bars with CI whiskers (merit sensitivity, rank agreement, W by model).
+
+    ``opacity`` names a boolean column: False bars are drawn faint (e.g. not significant)."""
+    ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=320))
+    off = alt.YOffset(field=color, type=_N)
+    enc = [alt.X(field=x, type=_Q, title=x_title), ych, off,
+           alt.Color(field=color, type=_N, scale=color_scale or alt.Undefined, legend=_legend())]
+    if opacity:
+        enc.append(alt.Opacity(field=opacity, type=_N,
+                               scale=alt.Scale(domain=["yes", "no"], range=[0.9, 0.3]),
+                               legend=alt.Legend(orient="bottom", title=opacity)))
+    layers: list[alt.Chart] = [alt.Chart().mark_bar().encode(
+        *enc, tooltip=_tips((y, color, x, lo, hi, *tooltip), frame))]
+    if lo in frame.columns and frame[lo].notna().any():
+        layers.append(alt.Chart().mark_rule(color="#222222").encode(
+            alt.X(field=lo, type=_Q), alt.X2(field=hi), ych, off))
+    if ref is not None:
+        layers.append(_rule_at(ref, dash=(5, 4), color="#444444"))
+    return with_data(alt.LayerChart(layer=layers).properties(height=_row_step(frame, color)),
+                     frame)
+
+
+def signed_bars(frame: pd.DataFrame, *, x: str, y: str, y_order: Sequence[str], x_title: str
+                ) -> alt.Chart:
+    """Bars left (blue: gap reduced) or right (vermillion: gap increased) of zero."""
+    data = frame.assign(Effect=["reduced" if v <= 0 else "increased" for v in frame[x]])
+    return with_data(alt.Chart().mark_bar().encode(
+        alt.X(field=x, type=_Q, title=x_title),
+        alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=320)),
+        alt.Color(field="Effect", type=_N, scale=alt.Scale(domain=["reduced", "increased"],
+                                                           range=["#0072B2", "#D55E00"]),
+                  legend=alt.Legend(orient="bottom", title="Gap after the instruction")),
+        tooltip=_tips([c for c in data.columns if c != "Model ID"], data),
+    ).properties(height=alt.Step(24)), data)
+
+
+def deviation_dots(frame: pd.DataFrame, *, y_order: Sequence[str], color_order: Sequence[str],
+                   facet_order: Sequence[str] | None = None) -> alt.TopLevelMixin:
+    """% deviation of each identifier from its axis mean, one dot per model; one panel per
+    axis when several axes are shown (each panel lists that axis's identifiers)."""
+    ych = alt.Y(field="Identifier", type=_N, sort=list(y_order), title=None,
+                axis=alt.Axis(labelLimit=260))
+    dots = alt.Chart().mark_point(filled=True, size=55, opacity=0.9).encode(
+        alt.X(field="Deviation %", type=_Q, title="% above (+) or below (−) the axis average"),
+        ych,
+        alt.Color(field="Model", type=_N, sort=list(color_order), legend=_legend(columns=3),
+                  scale=alt.Scale(domain=list(color_order),
+                                  range=(MODEL_PALETTE * 4)[:max(1, len(color_order))])),
+        tooltip=_tips(("Model", "Axis", "Identifier", "Deviation %", "n rows", "Source type"),
+                      frame))
+    layer = alt.LayerChart(layer=[_rule_at(0.0), dots])
+    axes = frame["Axis"].nunique() if len(frame) else 1
+    if axes > 1:
+        sizes = frame.groupby("Axis")["Identifier"].nunique()
+        row = alt.FacetFieldDef(field="Axis", type=_N, sort=list(facet_order or sizes.index),
+                                title=None, header=alt.Header(labelAngle=0, labelAlign="left",
+                                                              labelFontWeight="bold"))
+        return with_data(alt.FacetChart(
+            spec=layer.properties(width=520, height=alt.Step(16)),
+            facet=alt.FacetMapping(row=row)).resolve_scale(y="independent"), frame)
+    return with_data(layer.properties(height=alt.Step(18)), frame)

@@ -1,0 +1,107 @@
+"""Filters most pages share — models, sources, method — drawn the same way on every page.
+
+They live in the sidebar so each page's own controls (language, use case, axis) stay next to
+its charts. All are URL-bound through :mod:`explorer.state`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+from explorer import data, ui, vocab
+from explorer.state import PageState, Param
+
+LANG_OPTIONS = (vocab.ALL, *vocab.LANGUAGES)
+TASK_OPTIONS = (vocab.ALL, *vocab.TASKS)
+AXIS_OPTIONS = (vocab.ALL, *vocab.AXES)
+
+
+def model_param(models: pd.DataFrame, default: Sequence[str] | None = None) -> Param:
+    options = tuple(models["model"])
+    chosen = tuple(m for m in (default if default is not None else options) if m in options)
+    return Param("model", options, chosen, multi=True)
+
+
+def source_param() -> Param:
+    return Param("source", vocab.SOURCE_KINDS, vocab.SOURCE_KINDS, multi=True)
+
+
+def method_param() -> Param:
+    return Param("method", vocab.METHODS, "upstream")
+
+
+def common_params(models: pd.DataFrame, default_models: Sequence[str] | None = None
+                  ) -> list[Param]:
+    return [model_param(models, default_models), source_param(), method_param()]
+
+
+def methods_available() -> tuple[str, ...]:
+    """Methods present in the computed delta table (always includes upstream)."""
+    try:
+        found = set(data.distinct("delta", "method"))
+    except data.DataUnavailable:
+        found = set()
+    return tuple(m for m in vocab.METHODS if m in found | {"upstream"})
+
+
+def draw_common(ps: PageState, models: pd.DataFrame) -> None:
+    """Sidebar: model subset, which sources, which method (only when there is a choice)."""
+    labels = dict(zip(models["model"], models["label"], strict=True))
+    with st.sidebar:
+        st.markdown("**Filters**")
+        st.multiselect(
+            "Models", list(ps.params["model"].options), key=ps.key("model"),
+            format_func=lambda m: labels.get(m, m),
+            help="Pick a subset to compare. Published = the paper's nine models; computed = "
+                 "models whose raw answers were scored by this project.")
+        st.pills("Show numbers that are", list(vocab.SOURCE_KINDS), selection_mode="multi",
+                 key=ps.key("source"), format_func=lambda k: vocab.SOURCE_LABELS[k],
+                 help=ui.HELP["Source"])
+        methods = methods_available()
+        if len(methods) > 1:
+            st.radio("Method", list(vocab.METHODS), key=ps.key("method"),
+                     format_func=lambda m: vocab.METHOD_LABELS[m], help=ui.HELP["method"])
+        else:
+            st.caption("Method: the authors' (upstream) method — the only one in this data.")
+
+
+def selected(ps: PageState) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """(models, source kinds, method) as chosen; published rows only exist for 'upstream'."""
+    models = tuple(ps.value("model"))
+    kinds = tuple(ps.value("source"))
+    method = str(ps.value("method"))
+    return models, kinds, method
+
+
+def kinds_for_method(kinds: Sequence[str], method: str) -> tuple[str, ...]:
+    """Published figures use the authors' method: under 'corrected' only computed rows apply."""
+    if method != "upstream" and "published" in kinds:
+        st.caption("Published figures use the authors' method, so they are not shown under the "
+                   "corrected method. Switch Method to upstream to compare with the paper.")
+        return tuple(k for k in kinds if k != "published")
+    return tuple(kinds)
+
+
+def ignored_params_note(ps: PageState) -> None:
+    rejected = ps.rejected()
+    if rejected:
+        st.caption("Ignored link parameter(s): " + ", ".join(f"`{n}`" for n in
+                                                              dict.fromkeys(rejected)))
+
+
+def load_models() -> pd.DataFrame | None:
+    """The model table, or a message and None when there is no data at all."""
+    try:
+        models = data.available_models()
+    except data.DataUnavailable as exc:
+        ui.data_problem(exc, "The model list")
+        return None
+    if models.empty:
+        st.warning("No result tables were found in the data directory "
+                   f"(`{data.data_dir()}`). Build them with `python -m precompute published` "
+                   "and `python -m precompute metrics --data data`.", icon=":material/folder_off:")
+        return None
+    return models

@@ -1,0 +1,297 @@
+"""Reshape query results into the tables pages show (pure pandas, no Streamlit, no DuckDB).
+
+Kept apart from ``data`` so the shaping is unit-testable and the one DuckDB module stays small.
+Rules every function follows: rows are never dropped silently (a model with no value for a cell
+keeps its row, with a coverage note saying why), published and computed rows stay separate rows
+with their ``source``, and every gap keeps its CI and n columns.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from explorer import vocab
+
+GROUP_LABELS = {"all": "Overall", "en": "English", "hinglish": "Hinglish"}
+
+
+def prefer_published(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[pd.DataFrame, int]:
+    """Keep one published transcription per cell: the ``preferred`` one when a cell has several.
+
+    The paper prints Table 2 at 1 dp and the authors' README at 2 dp; both are stored, one marked
+    preferred. Returns the kept rows and how many alternative rows were set aside (pages say so).
+    """
+    if frame.empty or "preferred" not in frame.columns:
+        return frame, 0
+    pub = frame["source_kind"].eq("published")
+    pref = frame["preferred"].fillna(False).astype(bool)
+    key_cols = [k for k in keys if k in frame.columns]
+    has_pref = (frame[pub & pref].groupby(key_cols, dropna=False).size().rename("_n")
+                .reset_index()) if key_cols else None
+    if has_pref is None or has_pref.empty:
+        return frame, 0
+    merged = frame.merge(has_pref, on=key_cols, how="left")
+    drop = pub.to_numpy() & ~pref.to_numpy() & merged["_n"].notna().to_numpy()
+    return frame[~drop].reset_index(drop=True), int(drop.sum())
+
+
+def model_frame(models: pd.DataFrame, selected: Sequence[str], kinds: Sequence[str]
+                ) -> pd.DataFrame:
+    """(model, source_kind) rows the page must show: each selected model × each of its sources
+    that the reader asked for. This is the row universe that guarantees no silent drops."""
+    rows = []
+    for rec in models.itertuples(index=False):
+        if rec.model not in selected:
+            continue
+        for kind in vocab.SOURCE_KINDS:
+            if kind in kinds and bool(getattr(rec, kind)):
+                rows.append({"model": rec.model, "label": rec.label, "source_kind": kind,
+                             "weights": rec.weights})
+    return pd.DataFrame(rows, columns=["model", "label", "source_kind", "weights"])
+
+
+def _join_sources(values: Iterable[object]) -> str:
+    kept = sorted({str(v) for v in values if isinstance(v, str) and v})
+    return "; ".join(kept)
+
+
+def _fmt_int(n: float) -> str:
+    return f"{int(n):,}"
+
+
+def coverage_text(kind: str, n_pairs: float | None, expected: int, has_value: bool) -> str:
+    """Say how much of the benchmark a number rests on, or why there is no number."""
+    if not has_value:
+        if kind == "published":
+            return "not reported in the paper for this cell"
+        return "not computed for this cell"
+    if n_pairs is None or (isinstance(n_pairs, float) and math.isnan(n_pairs)):
+        return "paper does not report n" if kind == "published" else "n not recorded"
+    share = 100.0 * float(n_pairs) / expected if expected else float("nan")
+    return f"{share:.1f}% of pairs ({_fmt_int(n_pairs)} of {_fmt_int(expected)})"
+
+
+def leaderboard(cells: pd.DataFrame, universe: pd.DataFrame, task: str, axis: str,
+                language: str) -> pd.DataFrame:
+    """The leaderboard: one row per (model, source), Mean Δ% and V@10 per language with CIs.
+
+    ``cells`` are delta/leaderboard rows for one (task, axis); ``language`` is ``all`` (Overall,
+    English and Hinglish side by side) or one language (that language's columns only).
+    """
+    groups = ["all", "en", "hinglish"] if language == "all" else [language]
+    out = universe.copy()
+    notes: dict[tuple[str, str], str] = {}
+    sources: dict[tuple[str, str], str] = {}
+    for (model, kind), sub in cells.groupby(["model", "source_kind"]) if len(cells) else []:
+        sources[(model, kind)] = _join_sources(sub["source"])
+        if "note" in sub.columns:
+            notes[(model, kind)] = _join_sources(sub["note"])
+    key = list(zip(out["model"], out["source_kind"], strict=True))
+    out["Source"] = [sources.get(k) or vocab.SOURCE_LABELS[k[1]] for k in key]
+    for group in groups:
+        name = GROUP_LABELS[group]
+        sub = cells[cells["language"] == group] if len(cells) else cells
+        index = {(r.model, r.source_kind): r for r in sub.itertuples(index=False)}
+        got = [index.get(k) for k in key]
+        out[f"{name} Mean Δ%"] = [_val(r, "mean_delta") for r in got]
+        out[f"{name} CI low"] = [_val(r, "mean_delta_lo") for r in got]
+        out[f"{name} CI high"] = [_val(r, "mean_delta_hi") for r in got]
+        v10 = [_val(r, "violation_10") for r in got]
+        if group != "all" or any(not math.isnan(v) for v in v10):
+            out[f"{name} V@10 %"] = v10
+            out[f"{name} V@10 low"] = [_val(r, "violation_10_lo") for r in got]
+            out[f"{name} V@10 high"] = [_val(r, "violation_10_hi") for r in got]
+        out[f"{name} n pairs"] = pd.array([_int(r, "n_pairs") for r in got], dtype="Int64")
+    first = GROUP_LABELS[groups[0]]
+    expected = vocab.expected_pairs(task, groups[0], axis)
+    out["Coverage"] = [
+        coverage_text(kind, _nan_to_none(n), expected, not math.isnan(v))
+        for kind, n, v in zip(out["source_kind"], out[f"{first} n pairs"].astype("Float64")
+                              .fillna(np.nan), out[f"{first} Mean Δ%"], strict=True)
+    ]
+    out["Notes"] = [notes.get(k, "") for k in key]
+    out = out.rename(columns={"label": "Model", "weights": "Weights", "model": "Model ID",
+                              "source_kind": "Source type"})
+    out["Source type"] = out["Source type"].map(vocab.SOURCE_LABELS)
+    lead = ["Model", "Source type", "Source"]
+    tail = ["Coverage", "Notes", "Weights", "Model ID"]
+    rest = [c for c in out.columns if c not in lead and c not in tail]
+    return out[lead + rest + tail]
+
+
+def _val(rec: object, column: str) -> float:
+    value = getattr(rec, column, None) if rec is not None else None
+    try:
+        return float(value) if value is not None and not pd.isna(value) else math.nan
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _int(rec: object, column: str) -> int | None:
+    value = getattr(rec, column, None) if rec is not None else None
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def _nan_to_none(value: float) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def sort_frame(frame: pd.DataFrame, column: str, descending: bool) -> pd.DataFrame:
+    """Sort with missing values always last, ties broken by the app's model order."""
+    if column not in frame.columns:
+        return frame
+    return frame.sort_values(column, ascending=not descending, na_position="last",
+                             kind="stable").reset_index(drop=True)
+
+
+def headline(cells: pd.DataFrame) -> tuple[float, int] | None:
+    """Unweighted mean of the Overall Mean Δ% across models: the paper's "20.2% on average"."""
+    if cells.empty:
+        return None
+    sub = cells[(cells["language"] == "all") & cells["mean_delta"].notna()]
+    if sub.empty:
+        return None
+    per_model = sub.groupby("model")["mean_delta"].mean()
+    return float(per_model.mean()), int(per_model.size)
+
+
+def side_by_side(cells: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
+    """Tables 3/4 style: per model and axis, English and Hinglish Mean Δ% with CIs, and HI − EN."""
+    cols = ["Model", "Source type", "Source", "Axis", "English Mean Δ%", "English CI low",
+            "English CI high", "Hinglish Mean Δ%", "Hinglish CI low", "Hinglish CI high",
+            "Hinglish − English", "English n pairs", "Hinglish n pairs", "Model ID"]
+    if cells.empty:
+        return pd.DataFrame(columns=cols)
+    keys = ["model", "source_kind", "axis"]
+    first = cells.drop_duplicates(keys + ["language"])
+    wide = first.pivot(index=keys, columns="language",
+                       values=["mean_delta", "mean_delta_lo", "mean_delta_hi", "n_pairs"])
+    src = cells.groupby(keys, sort=False)["source"].agg(_join_sources)
+    order = cells[keys].drop_duplicates()
+    out = order.merge(wide.set_axis([f"{a}|{b}" for a, b in wide.columns], axis=1)
+                      .reset_index(), on=keys, how="left").merge(
+        src.rename("Source").reset_index(), on=keys, how="left")
+
+    def col(name: str) -> pd.Series:
+        if name not in out.columns:
+            return pd.Series(math.nan, index=out.index)
+        return pd.to_numeric(out[name], errors="coerce").astype(float)
+
+    frame = pd.DataFrame({
+        "Model": out["model"].map(lambda m: labels.get(m, m)),
+        "Source type": out["source_kind"].map(vocab.SOURCE_LABELS), "Source": out["Source"],
+        "Axis": out["axis"],
+        "English Mean Δ%": col("mean_delta|en"), "English CI low": col("mean_delta_lo|en"),
+        "English CI high": col("mean_delta_hi|en"),
+        "Hinglish Mean Δ%": col("mean_delta|hinglish"),
+        "Hinglish CI low": col("mean_delta_lo|hinglish"),
+        "Hinglish CI high": col("mean_delta_hi|hinglish"),
+        "Hinglish − English": col("mean_delta|hinglish") - col("mean_delta|en"),
+        "English n pairs": col("n_pairs|en").round().astype("Int64"),
+        "Hinglish n pairs": col("n_pairs|hinglish").round().astype("Int64"),
+        "Model ID": out["model"]})
+    return frame[cols].reset_index(drop=True)
+
+
+def _get(row: pd.Series | None, column: str) -> float:
+    if row is None or column not in row.index or pd.isna(row[column]):
+        return math.nan
+    return float(row[column])
+
+
+def _get_int(row: pd.Series | None, column: str) -> int | None:
+    if row is None or column not in row.index or pd.isna(row[column]):
+        return None
+    return int(row[column])
+
+
+def quadrant(delta_cells: pd.DataFrame, w_rows: pd.DataFrame, models: pd.DataFrame
+             ) -> pd.DataFrame:
+    """Mean Δ% (unweighted) vs mean Kendall's W per (model, source), as the paper's Figure 3b.
+
+    x follows the paper: the EN/HI average of the unweighted mean of per-(use case, axis) cells.
+    Published data has no per-use-case cells, so for those rows x falls back to the unweighted
+    mean of the six axis cells (Tables 3/4) — and the ``x basis`` column says which was used.
+    """
+    cols = ["Model", "Source type", "Mean Δ% (unweighted)", "x basis", "Mean Kendall's W",
+            "W languages", "Weights", "Model ID"]
+    keys = ["model", "source_kind"]
+    xs = pd.DataFrame(columns=[*keys, "x", "basis"])
+    if len(delta_cells):
+        c = delta_cells[delta_cells["language"].isin(vocab.LANGUAGES)
+                        & delta_cells["axis"].isin(vocab.AXES) & delta_cells["mean_delta"].notna()]
+        fine = c[c["task"].isin(vocab.TASKS)]
+        coarse = c[c["task"] == vocab.ALL]
+        fx = (fine.groupby([*keys, "language"])["mean_delta"].mean().groupby(keys).mean()
+              .rename("x").reset_index().assign(basis="use case × axis cells (as Figure 3b)"))
+        cx = (coarse.groupby([*keys, "language"])["mean_delta"].mean().groupby(keys).mean()
+              .rename("x").reset_index().assign(basis="six axis cells (Tables 3/4)"))
+        cx = cx.merge(fx[keys], on=keys, how="left", indicator=True)
+        cx = cx[cx["_merge"] == "left_only"].drop(columns="_merge")
+        xs = pd.concat([fx, cx], ignore_index=True)
+    ys = pd.DataFrame(columns=[*keys, "y", "langs"])
+    if len(w_rows):
+        w = w_rows[(w_rows["axis"] == "Mean") & w_rows["w"].notna()]
+        per = w.groupby([*keys, "language"])["w"].mean().reset_index()
+        ys = per.groupby(keys).agg(y=("w", "mean"), langs=("language", lambda v: ", ".join(
+            sorted(v)))).reset_index()
+    both = xs.merge(ys, on=keys, how="outer")
+    both = both[both["model"] != vocab.ALL]
+    labels = dict(zip(models["model"], models["label"], strict=True))
+    weights = dict(zip(models["model"], models["weights"], strict=True))
+    out = pd.DataFrame({
+        "Model": both["model"].map(lambda m: labels.get(m, m)),
+        "Source type": both["source_kind"].map(vocab.SOURCE_LABELS),
+        "Mean Δ% (unweighted)": pd.to_numeric(both["x"], errors="coerce"),
+        "x basis": both["basis"].fillna("no per-axis cells"),
+        "Mean Kendall's W": pd.to_numeric(both["y"], errors="coerce"),
+        "W languages": both["langs"].fillna(""),
+        "Weights": both["model"].map(lambda m: weights.get(m, "unknown")),
+        "Model ID": both["model"]})
+    return out[cols].reset_index(drop=True)
+
+
+def pair_gaps(slot: pd.DataFrame, method: str = "upstream") -> pd.DataFrame:
+    """Every unordered pair of identifiers in one slot with both values and Δ%.
+
+    Uses the same ``relative_gap`` as the metrics engine, so a pair here is exactly a pair
+    behind the slot's contribution to Mean Δ%. Pairs with a missing value are listed with an
+    empty Δ% (they form no pair in the metrics) rather than hidden.
+    """
+    from rupeebias_core.metrics.pairs import relative_gap  # lazy: the package imports scipy
+
+    cols = ["Identifier A", "Value A", "Identifier B", "Value B", "Δ%", "Higher", "> 10%"]
+    vals = slot[["identifier_value", "metric_value"]].to_numpy()
+    rows = []
+    for i in range(len(vals)):
+        for j in range(i + 1, len(vals)):
+            (a, va), (b, vb) = vals[i], vals[j]
+            fa, fb = _float(va), _float(vb)
+            d = float(relative_gap(np.array([fa]), np.array([fb]), method)[0])  # type: ignore[arg-type]
+            higher = "" if math.isnan(d) else (a if fa > fb else b if fb > fa else "equal")
+            rows.append({"Identifier A": a, "Value A": fa, "Identifier B": b, "Value B": fb,
+                         "Δ%": d, "Higher": higher, "> 10%": (not math.isnan(d)) and d > 10})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _float(value: object) -> float:
+    try:
+        return float(value) if value is not None and not pd.isna(value) else math.nan
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def slot_summary(gaps: pd.DataFrame, key: str) -> dict[str, float]:
+    """Mean Δ% of one slot with a percentile-bootstrap CI (pairs resampled, as the paper)."""
+    from rupeebias_core.metrics.bootstrap import bootstrap_mean_ci  # lazy, as above
+
+    deltas = gaps["Δ%"].to_numpy(dtype=float)
+    ci = bootstrap_mean_ci(deltas, key)
+    finite = deltas[np.isfinite(deltas)]
+    v10 = float((finite > 10).mean() * 100) if finite.size else math.nan
+    return {"mean": ci.mean, "lo": ci.lo, "hi": ci.hi, "n": ci.n, "v10": v10,
+            "n_missing": int(len(deltas) - finite.size)}

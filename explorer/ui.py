@@ -1,0 +1,255 @@
+"""Widgets every page shares, so published/computed, CIs and downloads look the same everywhere.
+
+* :func:`table` shows a frame and offers exactly that frame (filtered, sorted, with source and
+  CI columns) as CSV, plus Parquet when it is large;
+* :func:`chart` shows an Altair chart and offers the data behind it;
+* :func:`guard` turns a :class:`~explorer.data.DataUnavailable` into a message *in that section
+  only*; the rest of the page keeps working;
+* :func:`source_legend` / :func:`model_notes` keep provenance and caveats next to the numbers.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from explorer import charts, vocab
+from explorer.data import DataUnavailable
+from explorer.state import PageState
+
+PARQUET_MIN_ROWS = 1000
+SOURCE_COLORS: Mapping[str, str] = {"published": "#0072B2", "computed": "#E69F00"}
+SOURCE_BADGE: Mapping[str, tuple[str, str]] = {
+    "published": ("Published (paper)", "blue"),
+    "computed": ("Computed here", "orange"),
+}
+_SYNTHETIC = re.compile(r"synthetic|simulated", re.IGNORECASE)
+
+# Plain-language help for column headers and widgets (no jargon without a tooltip).
+HELP: Mapping[str, str] = {
+    "Mean Δ%": "Average % difference between the answers to two prompts that are identical "
+               "except for the demographic identifier. 0 = identical answers.",
+    "V@10": "Violation@10%: share of prompt pairs whose answers differ by more than 10%.",
+    "CI": "95% confidence interval: the range the value would plausibly take if the benchmark "
+          "were re-sampled (bootstrap for Mean Δ%, Wilson for V@10).",
+    "n pairs": "How many prompt pairs the number rests on. The paper does not report n.",
+    "Coverage": "Share of the benchmark's prompt pairs behind a computed number (parse failures "
+                "and missing answers form no pair), or why a cell has no number.",
+    "Source": "Published = transcribed from the RupeeBias paper (table named). Computed = "
+              "computed by this project from raw model responses.",
+    "Kendall's W": "0 = the ranking of identities changes from prompt to prompt; 1 = the same "
+                   "identities are always ranked highest/lowest.",
+    "method": "Upstream reproduces the authors' code exactly; corrected applies this project's "
+              "fixes (see Methodology). Published numbers always use the authors' method.",
+}
+
+
+def ensure_router() -> None:
+    """Make sure this page runs inside ``app.py`` (wide layout, sections, shared sidebar).
+
+    Streamlit 1.67 starts every server in "pages/ folder" mode when a ``pages/`` directory sits
+    beside the entrypoint, and leaves it only once some run has called ``st.navigation``. So
+    the first deep link after a (re)start — ``/overview?lang=hinglish`` — would run the page
+    file on its own. Flipping the flag and rerunning sends the same request through ``app.py``;
+    ``url_path`` = file stem keeps the page identity across the switch. A no-op afterwards.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def page_header(title: str, intro: str) -> None:
+    ensure_router()
+    st.title(title)
+    st.markdown(intro)
+
+
+def explain(text: str) -> None:
+    """A plain-language note placed right next to the chart or table it explains."""
+    st.caption(text)
+
+
+def source_legend(kinds: Sequence[str] | None = None) -> None:
+    """Badges saying which kinds of numbers follow, and what each means."""
+    cols = st.columns([1, 1, 4])
+    for i, kind in enumerate(kinds or vocab.SOURCE_KINDS):
+        label, color = SOURCE_BADGE[kind]
+        with cols[i]:
+            st.badge(label, color=color, help=HELP["Source"])
+
+
+def fmt_num(value: float | None, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
+        return "—"
+    return f"{value:,.{digits}f}"
+
+
+def fmt_ci(value: float | None, lo: float | None, hi: float | None, digits: int = 1) -> str:
+    """``12.3 [11.9, 12.7]``; ``12.3 [CI not reported]`` when only the point exists."""
+    if value is None or pd.isna(value):
+        return "—"
+    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return f"{fmt_num(value, digits)} [CI not reported]"
+    return f"{fmt_num(value, digits)} [{fmt_num(lo, digits)}, {fmt_num(hi, digits)}]"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "table"
+
+
+def _csv(frame: pd.DataFrame) -> bytes:
+    return frame.to_csv(index=False).encode("utf-8")
+
+
+def _parquet(frame: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def downloads(frame: pd.DataFrame, name: str, key: str, what: str = "this table") -> None:
+    """CSV (always) and Parquet (large tables) of exactly ``frame``, generated on click."""
+    stem = _slug(name)
+    cols = st.columns([1, 1, 1])
+    with cols[0]:
+        st.download_button(f"Download {what} (CSV)", data=lambda: _csv(frame),
+                           file_name=f"{stem}.csv", mime="text/csv", key=f"dl-csv-{key}",
+                           on_click="ignore", icon=":material/download:")
+    if len(frame) >= PARQUET_MIN_ROWS:
+        with cols[1]:
+            st.download_button(f"Download {what} (Parquet)", data=lambda: _parquet(frame),
+                               file_name=f"{stem}.parquet",
+                               mime="application/vnd.apache.parquet", key=f"dl-pq-{key}",
+                               on_click="ignore", icon=":material/download:")
+
+
+def column_config(frame: pd.DataFrame) -> dict[str, object]:
+    """Number formats and header tooltips inferred from column names."""
+    config: dict[str, object] = {}
+    for col in frame.columns:
+        name = str(col)
+        help_text = next((text for k, text in HELP.items() if k.lower() in name.lower()), None)
+        if name.endswith("n pairs") or name.startswith("n ") or name in ("n", "n rows"):
+            config[name] = st.column_config.NumberColumn(name, format="localized",
+                                                         help=help_text)
+        elif pd.api.types.is_float_dtype(frame[col]):
+            digits = 3 if any(k in name for k in ("W", "ρ", "rho", "p ")) else 2
+            config[name] = st.column_config.NumberColumn(name, format=f"%.{digits}f",
+                                                         help=help_text)
+        elif help_text:
+            config[name] = st.column_config.Column(name, help=help_text)
+    return config
+
+
+def table(frame: pd.DataFrame, name: str, key: str, height: int | str = "auto",
+          config: Mapping[str, object] | None = None) -> None:
+    """Show ``frame`` and offer the very same rows and columns for download.
+
+    The only display-side change: *Source type* cells are drawn as coloured chips (blue =
+    published, orange = computed); the download holds the same label as plain text."""
+    cfg = column_config(frame)
+    cfg.update(config or {})
+    shown = frame
+    if "Source type" in frame.columns and len(frame):
+        shown = frame.assign(**{"Source type": [[v] if isinstance(v, str) else []
+                                                for v in frame["Source type"]]})
+        cfg["Source type"] = st.column_config.MultiselectColumn(
+            "Source type", help=HELP["Source"], options=list(vocab.SOURCE_LABELS.values()),
+            color=[SOURCE_COLORS[k] for k in vocab.SOURCE_LABELS])
+    if height == "auto":  # show every row up to ~16 without an inner scrollbar
+        height = min(38 + 35 * max(len(frame), 1), 600)
+    st.dataframe(shown, hide_index=True, column_config=cfg, height=height, key=f"df-{key}")
+    downloads(frame, name, key)
+
+
+def chart(spec: alt.TopLevelMixin, data: pd.DataFrame, name: str, key: str, alt_text: str,
+          stretch: bool = True) -> None:
+    """Show an Altair chart and offer its underlying data."""
+    render(spec, key, alt_text, stretch=stretch)
+    downloads(data, f"{name} chart data", f"chart-{key}", what="chart data")
+
+
+def render(spec: alt.TopLevelMixin, key: str, alt_text: str, stretch: bool = True) -> None:
+    """Draw an Altair chart from its Vega-Lite dict (see ``charts.to_spec`` for why)."""
+    st.vega_lite_chart(spec=charts.to_spec(spec), key=f"chart-{key}",
+                       width="stretch" if stretch else "content", alt=alt_text)
+
+
+def lazy_tabs(ps: PageState, name: str, tabs: Mapping[str, str]) -> tuple[object, str]:
+    """Tabs whose content runs only when open; the open tab lives in the URL (``?tab=slug``).
+
+    Streamlit runs every tab's code unless the tabs track state; with ``on_change`` they do,
+    so a page only computes the tab being read. Returns (the open tab's container, its slug).
+    """
+    wkey = ps.key(f"{name}.widget")
+    current = str(ps.value(name))
+    slug_of = {label: slug for slug, label in tabs.items()}
+
+    def _changed() -> None:
+        label = st.session_state.get(wkey)
+        if label in slug_of:
+            ps.set(name, slug_of[label])
+
+    if st.session_state.get(wkey) not in slug_of or slug_of[st.session_state[wkey]] != current:
+        st.session_state[wkey] = tabs[current]  # URL or preset decided: show that tab
+    boxes = st.tabs(list(tabs.values()), key=wkey, on_change=_changed)
+    return dict(zip(tabs, boxes, strict=True))[current], current
+
+
+@contextmanager
+def guard(what: str) -> Iterator[None]:
+    """Show a clear message for missing/corrupt data in this section only."""
+    try:
+        yield
+    except DataUnavailable as exc:
+        data_problem(exc, what)
+
+
+def data_problem(exc: DataUnavailable, what: str = "This section") -> None:
+    """Absent tables (not computed yet) are an info note; unreadable ones an error."""
+    if exc.missing:
+        st.info(f"**{what}: not available in this deployment yet** — there is no "
+                f"`{exc.table}` table in the data directory. {exc.hint}",
+                icon=":material/hourglass_empty:")
+        return
+    st.error(f"**{what} is unavailable: the `{exc.table}` data could not be used.** "
+             f"{exc.reason}.\n\n{exc.hint}", icon=":material/error:")
+
+
+def model_notes(models: pd.DataFrame, selected: Sequence[str]) -> None:
+    """Caveats that must travel with the numbers: the 135M model, synthetic test data, notes."""
+    chosen = models[models["model"].isin(selected)]
+    if vocab.SMOLLM_SLUG in set(chosen["model"]):
+        st.info(vocab.SMOLLM_NOTE, icon=":material/info:")
+    synthetic = [r.label for r in chosen.itertuples(index=False)
+                 if _SYNTHETIC.search(f"{r.label} {r.note} {r.model}")]
+    if synthetic:
+        st.warning("**Simulated test data, not results:** " + ", ".join(synthetic) + ". These "
+                   "rows were generated for tests and must not be read as model behaviour.",
+                   icon=":material/science:")
+
+
+def no_rows(what: str) -> None:
+    st.info(f"No {what} for the current selection. Widen the filters, or see the Methodology "
+            "page for which tables the paper publishes and how to compute the rest.",
+            icon=":material/filter_alt_off:")
+
+
+def permalink(query: str) -> None:
+    """Show the query string that reproduces the view (the URL bar already carries it)."""
+    st.caption("Link to this view: the address bar keeps every filter; share it as is. "
+               f"Query: `{query or '(defaults)'}`")
+
+
+def label_func(mapping: Mapping[str, str]):  # noqa: ANN201
+    """A ``format_func`` showing labels, falling back to the raw value."""
+    return lambda value: mapping.get(value, value)

@@ -1,0 +1,95 @@
+"""The explorer's fixed vocabulary: tasks, languages, axes, identifiers, labels, model order.
+
+Everything a URL parameter may name is listed here (or read from the data), so state validation
+has one allow-list to check against. Values come from ``rupeebias_core.benchmark`` so the app
+never disagrees with the prompt generator about what the benchmark contains.
+"""
+
+from __future__ import annotations
+
+from math import comb
+from types import MappingProxyType
+
+from rupeebias_core import benchmark as bm
+
+TASKS: tuple[str, ...] = bm.TASKS
+LANGUAGES: tuple[str, ...] = bm.LANGUAGES
+AXES: tuple[str, ...] = bm.AXES
+ALL = "all"
+
+TASK_LABELS: MappingProxyType[str, str] = MappingProxyType(
+    {**bm.TASK_LABELS, ALL: "All use cases"}
+)
+LANGUAGE_LABELS: MappingProxyType[str, str] = MappingProxyType(
+    {**bm.LANGUAGE_LABELS, ALL: "English + Hinglish"}
+)
+AXIS_LABELS: MappingProxyType[str, str] = MappingProxyType(
+    {**{a: a for a in AXES}, ALL: "All axes", "Mean": "Mean of the six axes"}
+)
+
+#: (axis, identifier value) for all 87 identifiers, in generation order.
+IDENTIFIERS: tuple[tuple[str, str], ...] = tuple((i.axis, i.value) for i in bm.IDENTIFIERS)
+IDENTIFIER_VALUES: tuple[str, ...] = tuple(v for _, v in IDENTIFIERS)
+CANONICAL_PAIRS: MappingProxyType[str, tuple[str, str]] = bm.CANONICAL_PAIRS
+CONDITIONS: tuple[str, ...] = bm.CONDITIONS
+FAIRNESS_TASKS: tuple[str, ...] = bm.FAIRNESS_TASKS
+
+
+def identifiers_of(axis: str) -> tuple[str, ...]:
+    """Identifier values of one axis (all 87 for ``all``), in generation order."""
+    return tuple(v for a, v in IDENTIFIERS if axis in (ALL, a))
+
+
+def profile_ids(task: str) -> tuple[str, ...]:
+    return tuple(p.profile_id for p in bm.profiles(task))
+
+
+def question_variant_ids(task: str) -> tuple[str, ...]:
+    return tuple(q.id for q in bm.question_variants(task, "en"))
+
+
+def expected_pairs(task: str, language: str, axis: str) -> int:
+    """Pairs a model with every response parsed contributes to one delta cell.
+
+    Used for the coverage column: n_pairs / expected says how much of the benchmark a computed
+    number rests on (parse failures and missing responses form no pairs).
+    """
+    tasks = TASKS if task == ALL else (task,)
+    langs = len(LANGUAGES) if language == ALL else 1
+    axes = AXES if axis == ALL else (axis,)
+    total = 0
+    for t in tasks:
+        slots = len(profile_ids(t)) * len(question_variant_ids(t))
+        total += slots * sum(comb(len(identifiers_of(a)), 2) for a in axes)
+    return total * langs
+
+
+#: The paper's model order (the authors' config order); models computed here follow,
+#: alphabetically, so every table and chart lists models the same way.
+PAPER_MODELS: tuple[str, ...] = (
+    "claude-opus-4.7",
+    "claude-haiku-4.5",
+    "gpt-5.4",
+    "gpt-5.4-mini",
+    "gemini-3-flash",
+    "kimi-k2.5",
+    "deepseek-v3.2",
+    "glm-5.1",
+    "sarvam-105b",
+)
+
+SMOLLM_SLUG = "smollm2-135m-instruct"
+SMOLLM_NOTE = (
+    "SmolLM2-135M-Instruct is a 135-million-parameter model. It is included so that every view "
+    "in this explorer runs on real, computed data end to end — it is not a model anyone would "
+    "consult for salary advice, and its numbers say little about the models people actually use."
+)
+
+SOURCE_KINDS: tuple[str, ...] = ("published", "computed")
+SOURCE_LABELS: MappingProxyType[str, str] = MappingProxyType(
+    {"published": "Published (paper)", "computed": "Computed here"}
+)
+METHODS: tuple[str, ...] = ("upstream", "corrected")
+METHOD_LABELS: MappingProxyType[str, str] = MappingProxyType(
+    {"upstream": "Authors' method (upstream)", "corrected": "Corrected method"}
+)

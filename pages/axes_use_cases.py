@@ -1,0 +1,164 @@
+"""Axes & use cases: where each model's gaps come from (paper Figure 2, Tables 3/4)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from explorer import charts, data, filters, tables, ui, vocab
+from explorer.state import PageState, Param
+
+PAGE = "axes"
+LANG_LABELS = {"all": "Both pooled (as Figure 2)", **vocab.LANGUAGE_LABELS}
+VIEWS = {"radar": "Radar", "dots": "Dot plot with CIs", "heatmap": "Heatmap (models × axes)",
+         "table": "Table"}
+
+ui.page_header(
+    "Axes & use cases",
+    "Which identities and which kinds of advice drive each model's gaps? Each shape below is "
+    "one model: the further a point sits from the centre, the larger the average gap (Mean Δ%) "
+    "between identities on that axis, for that use case.",
+)
+models = filters.load_models()
+if models is None:
+    st.stop()
+
+ps = PageState(PAGE, [
+    *filters.common_params(models),
+    Param("lang", filters.LANG_OPTIONS, "all"),
+    Param("scale", ("shared", "own"), "shared"),
+    Param("pooled", ("yes", "no"), "yes"),
+    Param("hm_task", filters.TASK_OPTIONS, "all"),
+    Param("view", tuple(VIEWS), "radar"),
+])
+ps.seed()
+filters.draw_common(ps, models)
+c1, c2, c3 = st.columns([1.4, 1.2, 1.4])
+c1.selectbox("Language", filters.LANG_OPTIONS, key=ps.key("lang"),
+             format_func=LANG_LABELS.get)
+c2.radio("Radial scale", ("shared", "own"), key=ps.key("scale"), horizontal=True,
+         format_func={"shared": "Same for all models", "own": "Per model"}.get,
+         help="A shared scale makes models comparable; a per-model scale shows each model's "
+              "shape when one model's gaps are much larger (the paper gives DeepSeek V3.2 its "
+              "own scale).")
+c3.radio("Pooled 'All use cases' shape", ("yes", "no"), key=ps.key("pooled"), horizontal=True,
+         format_func={"yes": "Show", "no": "Hide"}.get)
+ps.sync()
+filters.ignored_params_note(ps)
+
+sel_models, kinds, method = filters.selected(ps)
+kinds = filters.kinds_for_method(kinds, method)
+lang = str(ps.value("lang"))
+labels = dict(zip(models["model"], models["label"], strict=True))
+ui.model_notes(models, sel_models)
+ui.source_legend([k for k in vocab.SOURCE_KINDS if k in kinds])
+
+with ui.guard("Axis × use-case gaps"):
+    tasks = (*vocab.TASKS, vocab.ALL) if ps.value("pooled") == "yes" else vocab.TASKS
+    cells = data.rows("delta", language=lang, task=tasks, axis=vocab.AXES, model=sel_models,
+                      source_kind=kinds, method=method)
+    cells, hidden = tables.prefer_published(cells, ["model", "language", "task", "axis"])
+    cells = cells.assign(order=[data.model_order_key(m) for m in cells["model"]]).sort_values(
+        ["order", "source_kind"]).drop(columns="order")
+    universe = tables.model_frame(models, sel_models, kinds)
+    have = set(zip(cells["model"], cells["source_kind"], strict=True))
+    missing = [f"{r.label} ({r.source_kind})"
+               for r in universe.itertuples(index=False) if (r.model, r.source_kind) not in have]
+    if missing:
+        why = ("The paper reports per-axis numbers only per language and pooled over use cases "
+               "(Tables 3/4) — choose English or Hinglish to see the published models. "
+               if lang == "all" and any("published" in m for m in missing) else "")
+        st.info(f"No per-axis numbers for {len(missing)} of the selected model rows at this "
+                f"language: {', '.join(missing)}. {why}", icon=":material/info:")
+
+    series_labels = {k: vocab.TASK_LABELS[k] for k in (*vocab.TASKS, vocab.ALL)}
+    series_labels[vocab.ALL] = "All use cases (pooled)"
+    box, view = ui.lazy_tabs(ps, "view", VIEWS)
+    with box:
+        panel = {(m, k): f"{labels.get(m, m)} · {vocab.SOURCE_LABELS[k]}"
+                 for m, k in zip(cells["model"], cells["source_kind"], strict=True)}
+        panel_order = list(dict.fromkeys(panel.values()))
+        if view == "radar":
+            ui.explain("Radar: one polygon per use case; the black outline pools all use cases. "
+                       "Radar charts show a model's overall shape but are poor for exact "
+                       "comparison — use the dot plot or heatmap tabs for that.")
+            if panel_order:
+                panels = {panel[key]: sub for key, sub in
+                          cells.groupby(["model", "source_kind"], sort=False)}
+                rdata = charts.radar_data(panels, shared=ps.value("scale") == "shared",
+                                          series_labels=series_labels)
+                ui.render(charts.radars(rdata, panel_order=panel_order,
+                                        series_labels=series_labels),
+                          f"{PAGE}-radar", "Radar charts of Mean Δ% by axis, one per model",
+                          stretch=False)
+                radar_table = cells.assign(Model=[panel[k] for k in zip(
+                    cells["model"], cells["source_kind"], strict=True)],
+                    **{"Use case": cells["task"].map(series_labels)})[
+                    ["Model", "source", "language", "Use case", "axis", "mean_delta",
+                     "mean_delta_lo", "mean_delta_hi", "n_pairs"]]
+                ui.downloads(radar_table, f"radar chart data {lang}", f"{PAGE}-radar",
+                             what="chart data")
+            else:
+                ui.no_rows("per-axis cells")
+
+        if view == "dots":
+            ui.explain("Each dot is a Mean Δ% with its 95% confidence interval (whiskers). "
+                       "Colours are use cases; rows are the six axes; one panel per model.")
+            if panel_order:
+                frame = pd.DataFrame({
+                    "Model": [panel[k] for k in zip(cells["model"], cells["source_kind"],
+                                                    strict=True)],
+                    "Axis": cells["axis"], "Use case": cells["task"].map(series_labels),
+                    "Mean Δ%": cells["mean_delta"], "CI low": cells["mean_delta_lo"],
+                    "CI high": cells["mean_delta_hi"], "Source": cells["source"]})
+                spec = charts.ci_dots(frame, x="Mean Δ%", lo="CI low", hi="CI high", y="Axis",
+                                      color="Use case", y_order=vocab.AXES, x_title="Mean Δ%",
+                                      color_scale=charts.task_scale(series_labels,
+                                                                    frame["Use case"]),
+                                      tooltip=("Source",), facet="Model", facet_order=panel_order)
+                ui.chart(spec, frame, f"axis use case dots {lang}", f"{PAGE}-dots",
+                         alt_text="Dot plots of Mean Δ% by axis and use case, one per model",
+                         stretch=False)
+            else:
+                ui.no_rows("per-axis cells")
+
+        if view == "heatmap":
+            st.selectbox("Use case", filters.TASK_OPTIONS, key=ps.key("hm_task"),
+                         format_func=ui.label_func(vocab.TASK_LABELS))
+            hm_task = str(ps.value("hm_task"))
+            sub = cells[cells["task"] == hm_task] if len(cells) else cells
+            if sub.empty:
+                ui.no_rows("cells for this use case (published tables pool all use cases)")
+            else:
+                frame = pd.DataFrame({
+                    "Model": [f"{labels.get(m, m)} · {vocab.SOURCE_LABELS[k]}"
+                              for m, k in zip(sub["model"], sub["source_kind"], strict=True)],
+                    "Axis": sub["axis"], "Mean Δ%": sub["mean_delta"],
+                    "CI low": sub["mean_delta_lo"], "CI high": sub["mean_delta_hi"],
+                    "n pairs": sub["n_pairs"], "Source": sub["source"]})
+                frame["Label"] = [ui.fmt_ci(v, lo, hi) for v, lo, hi in
+                                  zip(frame["Mean Δ%"], frame["CI low"], frame["CI high"],
+                                      strict=True)]
+                ui.explain("Darker = larger gap. Each cell reads Mean Δ% [95% CI].")
+                rows = list(dict.fromkeys(frame["Model"]))
+                spec = charts.heatmap(frame, x="Axis", y="Model", value="Mean Δ%", text="Label",
+                                      x_order=vocab.AXES, y_order=rows, title="Mean Δ%",
+                                      tooltip=("CI low", "CI high", "Source"))
+                ui.chart(spec, frame, f"heatmap {hm_task} {lang}", f"{PAGE}-heat",
+                         alt_text="Heatmap of Mean Δ% by model and axis")
+
+        if view == "table":
+            table = pd.DataFrame({
+                "Model": cells["model"].map(labels), "Source type":
+                cells["source_kind"].map(vocab.SOURCE_LABELS), "Source": cells["source"],
+                "Language": cells["language"].map(LANG_LABELS),
+                "Use case": cells["task"].map(series_labels), "Axis": cells["axis"],
+                "Mean Δ%": cells["mean_delta"], "CI low": cells["mean_delta_lo"],
+                "CI high": cells["mean_delta_hi"], "n pairs": cells["n_pairs"].astype("Int64"),
+                "Model ID": cells["model"]})
+            if hidden:
+                ui.explain(f"{hidden} alternative published transcription row(s) set aside.")
+            ui.table(table, f"axes use cases {lang}", f"{PAGE}-table")
+
+st.divider()
+ui.permalink(ps.link())

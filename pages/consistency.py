@@ -1,0 +1,359 @@
+"""Consistency & robustness: Kendall's W, gap vs consistency, question wording, merit,
+the fairness instruction and parse health (paper §5.2, Tables 5–8, 22, Appendices B, D, E, L)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from explorer import charts, data, filters, tables, ui, vocab
+from explorer.state import PageState, Param
+
+PAGE = "consistency"
+LANG_LABELS = {"all": "English and Hinglish", **vocab.LANGUAGE_LABELS}
+
+ui.page_header(
+    "Consistency & robustness",
+    "A model can have large gaps that point in random directions, or smaller gaps that always "
+    "favour the same identities. These views ask whether the **ordering** of identities is "
+    "stable — across prompts, question wordings and candidate profiles — whether a fairness "
+    "instruction helps, and how reliably each model's answers could be read at all.",
+)
+models = filters.load_models()
+if models is None:
+    st.stop()
+TABS = {"kendall": "Kendall's W", "quadrant": "Gap vs consistency",
+        "wording": "Question wording", "merit": "Merit & profiles",
+        "fairness": "Fairness instruction", "parse": "Parse health"}
+ps = PageState(PAGE, [*filters.common_params(models), Param("lang", filters.LANG_OPTIONS, "all"),
+                      Param("tab", tuple(TABS), "kendall")])
+ps.seed()
+filters.draw_common(ps, models)
+st.selectbox("Language", filters.LANG_OPTIONS, key=ps.key("lang"), format_func=LANG_LABELS.get)
+ps.sync()
+filters.ignored_params_note(ps)
+sel_models, kinds, method = filters.selected(ps)
+kinds = filters.kinds_for_method(kinds, method)
+lang = str(ps.value("lang"))
+langs = vocab.LANGUAGES if lang == "all" else (lang,)
+labels = dict(zip(models["model"], models["label"], strict=True))
+weights = dict(zip(models["model"], models["weights"], strict=True))
+ui.model_notes(models, sel_models)
+ui.source_legend([k for k in vocab.SOURCE_KINDS if k in kinds])
+
+
+def row_label(model: str, kind: str) -> str:
+    if model == vocab.ALL:
+        return "Axis mean (all models) · " + vocab.SOURCE_LABELS[kind]
+    return f"{labels.get(model, model)} · {vocab.SOURCE_LABELS[kind]}"
+
+
+def ordered(frame: pd.DataFrame, column: str = "Model ID") -> pd.DataFrame:
+    key = [data.model_order_key(m) if m != vocab.ALL else (99, "") for m in frame[column]]
+    return frame.assign(_o=key).sort_values("_o", kind="stable").drop(columns="_o").reset_index(
+        drop=True)
+
+
+
+# ---- Kendall's W -----------------------------------------------------------------------------
+def section_kendall() -> None:
+    with ui.guard("Kendall's W"):
+        ui.explain(
+            "**Kendall's W** (0–1): do the same identities keep getting the highest and lowest "
+            "answers across all base profiles? 0 = the ranking changes from prompt to prompt, 1 = "
+            "identical ranking every time. Significance: Friedman test per use case, combined over "
+            "use cases (Fisher), Benjamini–Hochberg corrected; faint bars are not significant. "
+            "Published values: Tables 5 (English) and 6 (Hinglish).")
+        kw = data.rows("kendall_w", model=sel_models, language=langs, source_kind=kinds,
+                       method=method)
+        if kw.empty:
+            ui.no_rows("Kendall's W values")
+        else:
+            kw = ordered(kw.rename(columns={"model": "Model ID"}))
+            mean = kw[kw["axis"] == "Mean"]
+            chart_df = pd.DataFrame({
+                "Model": [row_label(m, k) for m, k in zip(mean["Model ID"], mean["source_kind"],
+                                                          strict=True)],
+                "Language": mean["language"].map(vocab.LANGUAGE_LABELS), "Mean W": mean["w"],
+                "Significant": mean["significant"].map({True: "yes", False: "no"}).fillna("n/a"),
+                "Source": mean["source"]})
+            spec = charts.bars_ci(chart_df, x="Mean W", lo="_", hi="_", y="Model", color="Language",
+                                  y_order=list(dict.fromkeys(chart_df["Model"])),
+                                  x_title="Mean Kendall's W (higher = more consistent ordering)",
+                                  color_scale=charts.language_scale(), opacity="Significant",
+                                  tooltip=("Source",))
+            ui.chart(spec, chart_df, "mean kendall w", f"{PAGE}-w", alt_text="Bar chart of mean W")
+            wide = kw.pivot_table(index=["Model ID", "source_kind", "language"], columns="axis",
+                                  values="w", sort=False).reset_index()
+            notsig = kw[kw["significant"].eq(False)].groupby(
+                ["Model ID", "source_kind", "language"])["axis"].agg(", ".join).rename(
+                "Not significant").reset_index()
+            keys = ["Model ID", "source_kind", "language"]
+            src = kw.groupby(keys)["source"].first().reset_index()
+            wide = wide.merge(notsig, how="left").merge(src, how="left")
+            out = pd.DataFrame({
+                "Model": wide["Model ID"].map(lambda m: labels.get(m, m)),
+                "Source type": wide["source_kind"].map(vocab.SOURCE_LABELS),
+                "Source": wide["source"], "Language": wide["language"].map(vocab.LANGUAGE_LABELS),
+                **{f"{a} W": wide.get(a) for a in (*vocab.AXES, "Mean")},
+                "Not significant (BH)": wide["Not significant"].fillna(""),
+                "Model ID": wide["Model ID"]})
+            ui.table(ordered(out), f"kendall w {lang}", f"{PAGE}-w-table")
+            with st.expander("All W values with p-values (long format)"):
+                long = kw[["Model ID", "source_kind", "source", "language", "axis", "w", "p_value",
+                           "p_bh", "significant", "n_tasks"]].rename(columns={
+                               "source_kind": "Source type", "source": "Source", "w": "W",
+                               "p_value": "p (Fisher)", "p_bh": "p (BH)", "n_tasks": "n use cases"})
+                long["Source type"] = long["Source type"].map(vocab.SOURCE_LABELS)
+                ui.table(long, f"kendall w long {lang}", f"{PAGE}-w-long")
+        with ui.guard("Kendall's W by use case"):
+            uc = data.rows("kendall_w_usecase", model=sel_models, language=langs, axis="Mean",
+                           source_kind=kinds, method=method)
+            with st.expander("Kendall's W by use case (computed models; paper Figure 7)"):
+                if uc.empty:
+                    ui.no_rows("per-use-case W values")
+                else:
+                    frame = pd.DataFrame({
+                        "Model": [row_label(m, k) for m, k in zip(uc["model"], uc["source_kind"],
+                                                                  strict=True)],
+                        "Language": uc["language"].map(vocab.LANGUAGE_LABELS),
+                        "Use case": uc["task"].map(vocab.TASK_LABELS), "Mean W": uc["w"],
+                        "Significant": uc["significant"].map({True: "yes", False: "no"}),
+                        "p (BH)": uc.get("p_bh"), "n profiles": uc.get("n_blocks"),
+                        "Model ID": uc["model"]})
+                    frame = ordered(frame)
+                    frame["Row"] = frame["Model"] + " · " + frame["Language"]
+                    rows = list(dict.fromkeys(frame["Row"]))
+                    spec = charts.bars_ci(frame, x="Mean W", lo="_", hi="_", y="Row",
+                                          color="Use case", y_order=rows,
+                                          x_title="Kendall's W (mean of the six axes)",
+                                          color_scale=charts.task_scale(vocab.TASK_LABELS,
+                                                                        frame["Use case"]),
+                                          opacity="Significant")
+                    ui.chart(spec, frame, "kendall w by use case", f"{PAGE}-w-uc",
+                             alt_text="Bar chart of W by use case")
+                    ui.table(frame.drop(columns="Row"), "kendall w by use case", f"{PAGE}-w-uc-t")
+
+# ---- Quadrant ---------------------------------------------------------------------------------
+def section_quadrant() -> None:
+    with ui.guard("The gap-vs-consistency chart"):
+        ui.explain(
+            "Gap size (x) against ordering consistency (y), as the paper's Figure 3b. Right = "
+            "bigger gaps; up = the same identities are favoured more consistently. Triangles "
+            "are open-weight models, circles closed ones. Dashed lines are medians of the models "
+            "shown. "
+            "x is the unweighted mean over use case × axis cells, averaged over English and "
+            "Hinglish; for published models only the six per-axis cells exist (Tables 3/4), so "
+            "their x uses those — the *x basis* column says which.")
+        cells = data.rows("delta", model=sel_models, language=vocab.LANGUAGES, axis=vocab.AXES,
+                          source_kind=kinds, method=method)
+        cells, _ = tables.prefer_published(cells, ["model", "language", "task", "axis"])
+        w_rows = data.rows("kendall_w", model=sel_models, language=vocab.LANGUAGES, axis="Mean",
+                           source_kind=kinds, method=method)
+        quad = tables.quadrant(cells, w_rows, models)
+        quad = quad.dropna(subset=["Mean Δ% (unweighted)", "Mean Kendall's W"], how="any")
+        if quad.empty:
+            ui.no_rows("models with both a gap and a W value")
+        else:
+            ui.chart(charts.quadrant(quad, x="Mean Δ% (unweighted)", y="Mean Kendall's W"), quad,
+                     "gap vs consistency", f"{PAGE}-quad",
+                     alt_text="Scatter of Mean Δ% against mean Kendall's W")
+            ui.table(ordered(quad), "gap vs consistency", f"{PAGE}-quad-table")
+
+# ---- Question-variant robustness ---------------------------------------------------------------
+def section_wording() -> None:
+    with ui.guard("Question-variant robustness"):
+        ui.explain(
+            "Each use case asks the same question in 2–3 wordings. For each wording the identities "
+            "are ranked; **min ρ** is the lowest Spearman correlation between any two wordings' "
+            "rankings (1 = identical rankings, 0 = unrelated, negative = reversed), averaged over "
+            "use cases, with a 95% bootstrap CI. ✓ = mean min ρ ≥ 0.85 (robust). Published: "
+            "Tables 7 (English) and 8 (Hinglish); their 'Axis mean' row pools all nine models.")
+        qv = data.rows("qv_robustness", model=(*sel_models, vocab.ALL), language=langs,
+                       source_kind=kinds, method=method)
+        if qv.empty:
+            ui.no_rows("question-variant robustness values")
+        else:
+            qv = ordered(qv.rename(columns={"model": "Model ID"}))
+            mean = qv[qv["axis"] == "Mean"]
+            chart_df = pd.DataFrame({
+                "Model": [row_label(m, k) for m, k in zip(mean["Model ID"], mean["source_kind"],
+                                                          strict=True)],
+                "Language": mean["language"].map(vocab.LANGUAGE_LABELS),
+                "Mean min ρ": mean["min_rho"], "CI low": mean.get("min_rho_lo"),
+                "CI high": mean.get("min_rho_hi"), "Source": mean["source"]})
+            spec = charts.ci_dots(chart_df, x="Mean min ρ", lo="CI low", hi="CI high", y="Model",
+                                  color="Language", y_order=list(dict.fromkeys(chart_df["Model"])),
+                                  x_title="Mean minimum Spearman ρ across wordings (0.85 = robust)",
+                                  color_scale=charts.language_scale(), zero_line=True, ref=0.85,
+                                  tooltip=("Source",))
+            ui.chart(spec, chart_df, "question variant robustness", f"{PAGE}-qv",
+                     alt_text="Dot plot of question-variant robustness with CIs")
+            out = pd.DataFrame({
+                "Model": [row_label(m, k).rsplit(" · ", 1)[0] for m, k in
+                          zip(qv["Model ID"], qv["source_kind"], strict=True)],
+                "Source type": qv["source_kind"].map(vocab.SOURCE_LABELS), "Source": qv["source"],
+                "Language": qv["language"].map(vocab.LANGUAGE_LABELS),
+                "Axis": qv["axis"].map(lambda a: vocab.AXIS_LABELS.get(a, a)),
+                "Mean min ρ": qv["min_rho"], "CI low": qv.get("min_rho_lo"),
+                "CI high": qv.get("min_rho_hi"),
+                "Robust (≥ 0.85)": qv.get("robust").map({True: "✓", False: ""}),
+                "n use cases": qv.get("n_tasks"), "Notes": qv.get("note", pd.Series(
+                    "", index=qv.index)).fillna(""), "Model ID": qv["Model ID"]})
+            ui.table(out, f"question variant robustness {lang}", f"{PAGE}-qv-table")
+
+# ---- Merit sensitivity & profile rank agreement ------------------------------------------------
+def section_merit() -> None:
+    st.markdown("**Merit sensitivity**")
+    ui.explain("How much the answer changes when the *profile* changes (better university, "
+               "more experience, stronger offer) for the same identity — the same Δ% formula, "
+               "across profiles instead of identities. Higher = the model responds to merit. "
+               "Computed models only (paper Figure 12 is not transcribed).")
+    with ui.guard("Merit sensitivity"):
+        merit = data.rows("merit_sensitivity", model=sel_models, language=langs,
+                          source_kind=kinds, method=method)
+        if merit.empty:
+            ui.no_rows("merit-sensitivity values")
+        else:
+            frame = ordered(pd.DataFrame({
+                "Model": [row_label(m, k) for m, k in zip(merit["model"], merit["source_kind"],
+                                                          strict=True)],
+                "Language": merit["language"].map(vocab.LANGUAGE_LABELS),
+                "Use case": merit["task"].map(vocab.TASK_LABELS),
+                "Merit Δ%": merit["mean_delta"], "CI low": merit.get("mean_delta_lo"),
+                "CI high": merit.get("mean_delta_hi"), "n pairs": merit.get("n_pairs"),
+                "Model ID": merit["model"]}))
+            frame["Row"] = frame["Model"] + " · " + frame["Language"]
+            spec = charts.bars_ci(frame, x="Merit Δ%", lo="CI low", hi="CI high", y="Row",
+                                  color="Use case", y_order=list(dict.fromkeys(frame["Row"])),
+                                  x_title="Mean Δ% between profiles (same identity)",
+                                  color_scale=charts.task_scale(vocab.TASK_LABELS,
+                                                                frame["Use case"]))
+            ui.chart(spec, frame, "merit sensitivity", f"{PAGE}-merit",
+                     alt_text="Bar chart of merit sensitivity with CIs")
+            ui.table(frame.drop(columns="Row"), "merit sensitivity", f"{PAGE}-merit-table")
+    st.markdown("**Profile rank agreement**")
+    ui.explain("Do different identities agree on which profiles deserve more? Mean Spearman ρ "
+               "between identities' rankings of the profiles; 1 (dashed line) = every identity "
+               "ranks the profiles the same way. Low values mean identity changes *who* the "
+               "model treats as the stronger candidate, not just the level.")
+    with ui.guard("Profile rank agreement"):
+        pra = data.rows("profile_rank_agreement", model=sel_models, language=langs,
+                        source_kind=kinds, method=method)
+        if pra.empty:
+            ui.no_rows("profile-rank-agreement values")
+        else:
+            frame = ordered(pd.DataFrame({
+                "Model": [row_label(m, k) for m, k in zip(pra["model"], pra["source_kind"],
+                                                          strict=True)],
+                "Language": pra["language"].map(vocab.LANGUAGE_LABELS),
+                "Use case": pra["task"].map(vocab.TASK_LABELS), "Mean ρ": pra["rho"],
+                "CI low": pra.get("rho_lo"), "CI high": pra.get("rho_hi"),
+                "n pairs": pra.get("n_pairs"), "Model ID": pra["model"]}))
+            frame["Row"] = frame["Model"] + " · " + frame["Language"]
+            spec = charts.bars_ci(frame, x="Mean ρ", lo="CI low", hi="CI high", y="Row",
+                                  color="Use case", y_order=list(dict.fromkeys(frame["Row"])),
+                                  x_title="Mean Spearman ρ between identities' profile rankings",
+                                  ref=1.0, color_scale=charts.task_scale(vocab.TASK_LABELS,
+                                                                         frame["Use case"]))
+            ui.chart(spec, frame, "profile rank agreement", f"{PAGE}-pra",
+                     alt_text="Bar chart of profile rank agreement with CIs")
+            ui.table(frame.drop(columns="Row"), "profile rank agreement", f"{PAGE}-pra-table")
+
+# ---- Fairness-instruction ablation --------------------------------------------------------------
+def section_fairness() -> None:
+    with ui.guard("The fairness-instruction ablation"):
+        ui.explain("Salary estimation was also run with *“Please ensure your response is fair and "
+                   "unbiased.”* added to the system prompt. Bars: Mean Δ% with the instruction − "
+                   "without (blue = the gap shrank, vermillion = it grew). Published: the paper "
+                   "gives these only as a figure; what its text states (mostly the direction, one "
+                   "number) is listed in the table with the quoted evidence.")
+        fa = data.rows("fairness_ablation", model=sel_models, language=langs, source_kind=kinds,
+                       method=method)
+        if fa.empty:
+            ui.no_rows("fairness-ablation rows")
+        else:
+            fa = ordered(fa.rename(columns={"model": "Model ID"}))
+            frame = pd.DataFrame({
+                "Model": [row_label(m, k) for m, k in zip(fa["Model ID"], fa["source_kind"],
+                                                          strict=True)],
+                "Language": fa["language"].map(vocab.LANGUAGE_LABELS),
+                "Mean Δ% standard": fa.get("std_mean_delta"),
+                "Mean Δ% with instruction": fa.get("fair_mean_delta"),
+                "Change (points)": fa.get("delta"), "Reduction %": fa.get("reduction_pct"),
+                "Direction": fa.get("direction", pd.Series(pd.NA, index=fa.index)),
+                "n pairs standard": fa.get("n_pairs_std"),
+                "n pairs with instruction": fa.get("n_pairs_fair"), "Source": fa["source"],
+                "Notes": fa.get("note", pd.Series("", index=fa.index)).fillna(""),
+                "Model ID": fa["Model ID"]})
+            frame["Direction"] = [
+                d if isinstance(d, str) else ("reduced" if v <= 0 else "increased")
+                if not pd.isna(v) else ""
+                for d, v in zip(frame["Direction"], frame["Change (points)"], strict=True)]
+            numeric = frame.dropna(subset=["Change (points)"])
+            if len(numeric):
+                numeric = numeric.assign(Row=numeric["Model"] + " · " + numeric["Language"])
+                spec = charts.signed_bars(numeric[["Row", "Change (points)", "Mean Δ% standard",
+                                                   "Mean Δ% with instruction", "Source"]],
+                                          x="Change (points)", y="Row",
+                                          y_order=list(numeric["Row"]),
+                                          x_title="Mean Δ% with instruction − without (points)")
+                ui.chart(spec, numeric, "fairness instruction", f"{PAGE}-fair",
+                         alt_text="Bar chart of the change in Mean Δ% with a fairness instruction")
+            ui.table(frame, f"fairness instruction {lang}", f"{PAGE}-fair-table")
+
+# ---- Parse health --------------------------------------------------------------------------------
+def section_parse() -> None:
+    with ui.guard("Parse health"):
+        ui.explain("**Parse health**: share of answers from which a number could be read. "
+                   "**Refusal rate**: share where the model declined. **Strict rate** (computed "
+                   "only): share that followed the required `### <NUMBER> INR` format exactly. "
+                   "Published: Table 22.")
+        ph = data.rows("parse_health", model=sel_models, source_kind=kinds, method=method)
+        if ph.empty:
+            ui.no_rows("parse-health rows")
+        else:
+            top = ph[(ph.get("language", "all") == "all") & (ph.get("task", "all") == "all")]
+            frame = ordered(pd.DataFrame({
+                "Model": [labels.get(m, m) for m in top["model"]],
+                "Source type": top["source_kind"].map(vocab.SOURCE_LABELS), "Source": top["source"],
+                "Parse health %": top["parse_health"], "Refusal rate %": top.get("refusal_rate"),
+                "Strict format %": top.get("strict_rate"), "n rows": top.get("n_rows"),
+                "n parsed": top.get("n_parsed"), "n refusals": top.get("n_refusals"),
+                "Notes": top.get("note", pd.Series("", index=top.index)).fillna(""),
+                "Model ID": top["model"]}))
+            chart_df = frame.assign(Row=[f"{m} · {k}" for m, k in zip(
+                frame["Model"], frame["Source type"], strict=True)])
+            spec = charts.bars_ci(chart_df, x="Parse health %", lo="_", hi="_", y="Row",
+                                  color="Source type", y_order=list(chart_df["Row"]),
+                                  x_title="Answers with a readable number (%)",
+                                  color_scale=charts.source_scale(), ref=100.0)
+            ui.chart(spec, chart_df, "parse health", f"{PAGE}-parse",
+                     alt_text="Bar chart of parse health per model")
+            ui.table(frame, "parse health", f"{PAGE}-parse-table")
+            detail = ph[(ph.get("language", "all") != "all") | (ph.get("task", "all") != "all")]
+            with st.expander("Per use case and language (computed models)"):
+                if detail.empty:
+                    ui.no_rows("per-use-case parse-health rows")
+                else:
+                    out = ordered(pd.DataFrame({
+                        "Model": [labels.get(m, m) for m in detail["model"]],
+                        "Language": detail["language"].map(
+                            lambda v: {"all": "Both", **vocab.LANGUAGE_LABELS}.get(v, v)),
+                        "Use case": detail["task"].map(lambda v: vocab.TASK_LABELS.get(v, v)),
+                        "Parse health %": detail["parse_health"],
+                        "Refusal rate %": detail.get("refusal_rate"),
+                        "Strict format %": detail.get("strict_rate"),
+                        "n rows": detail.get("n_rows"), "Model ID": detail["model"]}))
+                    ui.table(out, "parse health detail", f"{PAGE}-parse-detail")
+
+SECTIONS = {"kendall": section_kendall, "quadrant": section_quadrant,
+            "wording": section_wording, "merit": section_merit,
+            "fairness": section_fairness, "parse": section_parse}
+box, current = ui.lazy_tabs(ps, "tab", TABS)
+with box:
+    SECTIONS[current]()
+ps.sync()
+
+st.divider()
+ui.permalink(ps.link())

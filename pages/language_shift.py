@@ -1,0 +1,158 @@
+"""Language shift: does asking in Hinglish instead of English change the gaps (paper §6, Fig. 5)?"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from explorer import charts, data, filters, tables, ui, vocab
+from explorer.state import PageState, Param
+
+PAGE = "language"
+
+ui.page_header(
+    "Language shift: English vs Hinglish",
+    "Many people in India write to chatbots in Hinglish. Here the same prompts are compared in "
+    "both languages: **does the size of the gap change** (Hinglish Mean Δ% − English Mean Δ%), "
+    "and **are the same identities favoured** in both (Spearman ρ between the two rankings of "
+    "identities; 1 = same order, 0 = unrelated, negative = reversed)?",
+)
+models = filters.load_models()
+if models is None:
+    st.stop()
+
+ps = PageState(PAGE, [*filters.common_params(models), Param("axis", filters.AXIS_OPTIONS, "all")])
+ps.seed()
+filters.draw_common(ps, models)
+st.selectbox("Axis", filters.AXIS_OPTIONS, key=ps.key("axis"),
+             format_func=ui.label_func(vocab.AXIS_LABELS))
+ps.sync()
+filters.ignored_params_note(ps)
+sel_models, kinds, method = filters.selected(ps)
+kinds = filters.kinds_for_method(kinds, method)
+axis = str(ps.value("axis"))
+labels = dict(zip(models["model"], models["label"], strict=True))
+ui.model_notes(models, sel_models)
+ui.source_legend([k for k in vocab.SOURCE_KINDS if k in kinds])
+
+
+def _mark(p: float) -> str:
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return ""
+    return "‡" if p < 0.01 else "†" if p < 0.05 else ""
+
+
+# ---- 1. change in gap size and ranking agreement ------------------------------------------
+st.subheader("1 · How much does the gap change in Hinglish?")
+shift = pd.DataFrame()
+with ui.guard("The language-shift table"):
+    shift = data.rows("language_shift", model=sel_models, source_kind=kinds, method=method)
+    universe = tables.model_frame(models, sel_models, kinds)
+    have = set(shift["model"]) if len(shift) else set()
+    lacking = [r.label for r in universe.itertuples(index=False)
+               if r.source_kind == "published" and r.model not in have]
+    if lacking:
+        ui.explain(f"Not available for {len(lacking)} published model(s) ({', '.join(lacking)}): "
+                   "the paper shows this only as a figure (Figure 5), which is not transcribed. "
+                   "Section 3 below derives the English/Hinglish difference from the paper's "
+                   "Tables 3/4 instead.")
+    shown = shift[shift["axis"] == axis] if len(shift) else shift
+    frame = pd.DataFrame({
+        "Model": shown["model"].map(labels),
+        "Source type": shown["source_kind"].map(vocab.SOURCE_LABELS),
+        "Source": shown["source"], "Axis": shown["axis"].map(vocab.AXIS_LABELS),
+        "English Mean Δ%": shown.get("mean_delta_en"),
+        "Hinglish Mean Δ%": shown.get("mean_delta_hinglish"),
+        "Hinglish − English": shown["delta_shift"],
+        "CI low": shown.get("delta_shift_lo"), "CI high": shown.get("delta_shift_hi"),
+        "Spearman ρ (EN vs HI ranking)": shown.get("rho"), "ρ p-value": shown.get("rho_p"),
+        "ρ significance": [_mark(p) for p in shown.get("rho_p", pd.Series(dtype=float))],
+        "n identifiers": shown.get("n_identifiers"),
+        "English n pairs": shown.get("n_pairs_en"),
+        "Hinglish n pairs": shown.get("n_pairs_hinglish"),
+        "Model ID": shown["model"]})
+    frame = frame.assign(_o=[data.model_order_key(m) for m in frame["Model ID"]]).sort_values(
+        "_o").drop(columns="_o").reset_index(drop=True)
+    if frame.empty:
+        ui.no_rows("language-shift rows")
+    else:
+        ui.explain("Positive = the gap between identities is **larger** in Hinglish; negative = "
+                   "smaller. Whiskers: 95% bootstrap CI; when the CI excludes 0 the shift is "
+                   "unlikely to be noise. † p < 0.05, ‡ p < 0.01 for ρ.")
+        chart_df = frame[["Model", "Source type", "Hinglish − English", "CI low", "CI high",
+                          "Source"]].copy()
+        chart_df["Row"] = [f"{m} · {k}" for m, k in zip(chart_df["Model"],
+                                                        chart_df["Source type"], strict=True)]
+        spec = charts.ci_dots(chart_df, x="Hinglish − English", lo="CI low", hi="CI high",
+                              y="Row", color="Source type", y_order=list(chart_df["Row"]),
+                              x_title="Hinglish Mean Δ% − English Mean Δ% (percentage points)",
+                              color_scale=charts.source_scale(), zero_line=True,
+                              tooltip=("Source",))
+        ui.chart(spec, chart_df, f"language shift {axis}", f"{PAGE}-shift",
+                 alt_text="Dot plot of the change in Mean Δ% from English to Hinglish")
+        ui.table(frame, f"language shift {axis}", f"{PAGE}-shift-table")
+
+# ---- 2. ranking agreement heatmap ---------------------------------------------------------
+st.subheader("2 · Are the same identities favoured in both languages?")
+with ui.guard("The ranking-agreement heatmap"):
+    if len(shift) and "rho" in shift.columns:
+        hm = pd.DataFrame({
+            "Model": [f"{labels.get(m, m)} · {vocab.SOURCE_LABELS[k]}"
+                      for m, k in zip(shift["model"], shift["source_kind"], strict=True)],
+            "Axis": shift["axis"].map(vocab.AXIS_LABELS), "Spearman ρ": shift["rho"],
+            "p-value": shift.get("rho_p"), "n identifiers": shift.get("n_identifiers"),
+            "Model ID": shift["model"]})
+        hm["Label"] = [f"{r:+.2f}{_mark(p)}" if not pd.isna(r) else "—"
+                       for r, p in zip(hm["Spearman ρ"], hm["p-value"], strict=True)]
+        order = list(dict.fromkeys(hm.sort_values("Model ID", key=lambda s: s.map(
+            data.model_order_key))["Model"]))
+        ui.explain("Each cell: ρ between the English and the Hinglish ranking of that axis's "
+                   "identities (by their mean answer). Blue = same order, orange = reordered.")
+        spec = charts.heatmap(hm, x="Axis", y="Model", value="Spearman ρ", text="Label",
+                              x_order=[vocab.AXIS_LABELS[a] for a in (*vocab.AXES, "all")],
+                              y_order=order, title="Spearman ρ", diverging=True,
+                              domain=(-1, 1), tooltip=("p-value", "n identifiers"))
+        ui.chart(spec, hm.drop(columns="Label"), "language ranking agreement",
+                 f"{PAGE}-rho", alt_text="Heatmap of English–Hinglish ranking agreement")
+    else:
+        ui.no_rows("ranking-agreement values")
+
+# ---- 3. published Tables 3/4 side by side ---------------------------------------------------
+st.subheader("3 · Per-axis gaps, English and Hinglish side by side (Tables 3/4)")
+with ui.guard("The per-axis language table"):
+    axes = vocab.AXES if axis == "all" else (axis,)
+    cells = data.rows("delta", task="all", axis=axes, language=vocab.LANGUAGES,
+                      model=sel_models, source_kind=kinds, method=method)
+    cells, _ = tables.prefer_published(cells, ["model", "language", "task", "axis"])
+    cells = cells.assign(_o=[data.model_order_key(m) for m in cells["model"]]).sort_values(
+        ["_o", "source_kind"]).drop(columns="_o")
+    side = tables.side_by_side(cells, labels)
+    if side.empty:
+        ui.no_rows("per-axis cells")
+    else:
+        ui.explain("Mean Δ% per axis pooled over the five use cases, as the paper's Tables 3 "
+                   "(English) and 4 (Hinglish). *Hinglish − English* is derived here by "
+                   "subtraction; the paper gives no CI for that difference, so none is shown.")
+        dumb = side.melt(id_vars=["Model", "Source type", "Axis"],
+                         value_vars=["English Mean Δ%", "Hinglish Mean Δ%"],
+                         var_name="Language", value_name="Mean Δ%")
+        dumb["Language"] = dumb["Language"].str.replace(" Mean Δ%", "", regex=False)
+        lo = side.melt(id_vars=["Model", "Source type", "Axis"],
+                       value_vars=["English CI low", "Hinglish CI low"], value_name="CI low")
+        hi = side.melt(id_vars=["Model", "Source type", "Axis"],
+                       value_vars=["English CI high", "Hinglish CI high"], value_name="CI high")
+        dumb["CI low"], dumb["CI high"] = lo["CI low"].to_numpy(), hi["CI high"].to_numpy()
+        dumb["Row"] = [f"{m} · {k}" for m, k in zip(dumb["Model"], dumb["Source type"],
+                                                    strict=True)]
+        spec = charts.ci_dots(dumb, x="Mean Δ%", lo="CI low", hi="CI high", y="Row",
+                              color="Language", y_order=list(dict.fromkeys(dumb["Row"])),
+                              x_title="Mean Δ%", color_scale=charts.language_scale(),
+                              facet="Axis", facet_order=list(axes), columns=2)
+        ui.chart(spec, dumb, "english vs hinglish per axis", f"{PAGE}-dumbbell",
+                 alt_text="English and Hinglish Mean Δ% per model and axis", stretch=False)
+        ui.table(side, "english vs hinglish per axis tables 3 4", f"{PAGE}-side")
+
+st.divider()
+ui.permalink(ps.link())

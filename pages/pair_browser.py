@@ -1,0 +1,196 @@
+"""Pair browser: one counterfactual slot — every identity's answer, every pair's gap, the prompt."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from explorer import charts, data, filters, tables, ui, vocab
+from explorer.state import PageState, Param
+from rupeebias_core import benchmark as bm
+
+PAGE = "pairs"
+UNITS = {"salary_estimation": ("Salary (₹ LPA)", "Salary (₹ LPA)"),
+         "salary_increment_estimation": ("Hike (%)", "Hike (%)"),
+         "counter_offer_recommendation": ("Counter-offer (₹ LPA)", "Markup over the offer (%)"),
+         "service_pricing_vendor": ("Price (₹)", "Price (₹)"),
+         "service_pricing_client": ("Price (₹)", "Price (₹)")}
+SORTS = {"delta_desc": "Largest gap first", "delta_asc": "Smallest gap first",
+         "a": "Identifier A (A–Z)"}
+RAW_NOTE = ("Only models computed here have raw answers. The nine models in the paper are "
+            "shown elsewhere from its published tables; their raw responses are not shipped. "
+            "To browse them, import the authors' runs: `python -m precompute import-upstream "
+            "PATH`, then `python -m precompute metrics --data data`.")
+
+
+def profile_label(task: str):  # noqa: ANN201 - a format_func
+    """``P01 · IIT Delhi · CGPA 9.1`` etc.: the profile in words, not just its id."""
+    def fmt(pid: str) -> str:
+        try:
+            f = dict(bm.profile(task, pid).fields)
+        except ValueError:
+            return pid
+        if task == "salary_estimation":
+            bits = [f.get("institution"), f"CGPA {f.get('cgpa')}"]
+        elif task == "salary_increment_estimation":
+            bits = [f.get("company"), f"{f.get('experience_years')} yrs",
+                    f"{f.get('achievement_level')} performer", f"₹{f.get('current_ctc_lpa')} LPA"]
+        elif task == "counter_offer_recommendation":
+            bits = [f.get("company"), f"{f.get('experience_years')} yrs",
+                    f"{f.get('offer_strength')} offer ₹{f.get('offered_ctc_lpa')} LPA"]
+        else:
+            bits = [f.get("service"), f"{f.get('rating_tier')} rating"]
+        return f"{pid} · " + " · ".join(str(b) for b in bits)
+    return fmt
+
+
+ui.page_header(
+    "Pair browser",
+    "Pick one **slot** — a model, use case, language, base profile, question wording and "
+    "axis. Every prompt in a slot is identical except for the identity it states, so any "
+    "difference between the answers below comes from that identity alone.",
+)
+models = filters.load_models()
+if models is None:
+    st.stop()
+raw_models = tuple(models.loc[models["has_raw"], "model"])
+st.info(RAW_NOTE, icon=":material/info:")
+
+base = [
+    Param("model", raw_models or ("",), (raw_models or ("",))[0]),
+    Param("task", vocab.TASKS, vocab.TASKS[0]),
+    Param("lang", vocab.LANGUAGES, "en"),
+    Param("axis", vocab.AXES, "Caste"),
+    Param("cond", vocab.CONDITIONS, "standard"),
+    Param("sort", tuple(SORTS), "delta_desc"),
+]
+PageState(PAGE, base).seed()
+task = str(st.session_state[f"{PAGE}.task"])
+axis = str(st.session_state[f"{PAGE}.axis"])
+idents = vocab.identifiers_of(axis)
+pair = vocab.CANONICAL_PAIRS[axis]
+ps = PageState(PAGE, [
+    *base,
+    Param("profile", vocab.profile_ids(task), vocab.profile_ids(task)[0]),
+    Param("qv", vocab.question_variant_ids(task), vocab.question_variant_ids(task)[0]),
+    Param("ident", idents, pair[0]),
+])
+ps.seed()
+if task not in vocab.FAIRNESS_TASKS and ps.value("cond") != "standard":
+    ps.set("cond", "standard")
+
+labels = dict(zip(models["model"], models["label"], strict=True))
+lang_now = str(ps.value("lang"))
+qv_text = {q.id: q.text for q in bm.question_variants(task, lang_now)}
+c1, c2, c3 = st.columns(3)
+c1.selectbox("Model", ps.params["model"].options, key=ps.key("model"),
+             format_func=lambda m: labels.get(m, m) if m else "— no computed model —",
+             help="Models with raw answers in this data directory.")
+c1.selectbox("Use case", vocab.TASKS, key=ps.key("task"), format_func=vocab.TASK_LABELS.get)
+c2.radio("Language", vocab.LANGUAGES, key=ps.key("lang"), format_func=vocab.LANGUAGE_LABELS.get,
+         horizontal=True)
+c2.selectbox("Base profile", ps.params["profile"].options, key=ps.key("profile"),
+             format_func=profile_label(task))
+c3.selectbox("Axis", vocab.AXES, key=ps.key("axis"))
+c3.selectbox("Question wording", ps.params["qv"].options, key=ps.key("qv"),
+             format_func=lambda q: f"{q} · {qv_text.get(q, '')}")
+if task in vocab.FAIRNESS_TASKS:
+    st.radio("System prompt", vocab.CONDITIONS, key=ps.key("cond"), horizontal=True,
+             format_func={"standard": "Standard",
+                          "fairness": "With the fairness instruction (ablation)"}.get)
+ps.sync()
+filters.ignored_params_note(ps)
+
+model = str(ps.value("model"))
+lang, profile, qv = lang_now, str(ps.value("profile")), str(ps.value("qv"))
+cond = str(ps.value("cond"))
+unit, metric_unit = UNITS[task]
+ui.model_notes(models, (model,))
+
+with ui.guard("This slot"):
+    if model:
+        slot = data.slot_rows(model, task, lang, profile, qv, axis, cond)
+        st.caption(f"Computed here · {labels.get(model, model)} · {len(slot)} identifiers")
+    else:
+        st.warning("No model with raw answers is available, so only the prompts are shown.")
+        slot = None
+    if slot is not None and len(slot):
+        answered = int(slot["metric_value"].notna().sum())
+        st.subheader(f"Answers for the {len(slot)} {axis} identities")
+        ui.explain(f"{answered} of {len(slot)} answers gave a readable number. *Parsed value* is "
+                   f"what the answer says ({unit}); *Δ% value* is the number the gap uses "
+                   f"({metric_unit}). A blank value means the answer could not be read (see "
+                   "*Status*) — that identity forms no pair.")
+        view = pd.DataFrame({
+            "Identifier": slot["identifier_value"], f"Parsed value · {unit}": slot["value"],
+            f"Δ% value · {metric_unit}": slot["metric_value"], "Status": slot["status"],
+            "Exact format": slot["strict"].map({True: "yes", False: "no"}),
+            "Finish reason": slot["finish_reason"], "Raw answer": slot["response"],
+            "Prompt id": slot["id"]})
+        chart_df = view.dropna(subset=[f"Δ% value · {metric_unit}"]).assign(
+            Pair=lambda d: d["Identifier"].map(
+                lambda v: "canonical pair" if v in pair else "other"))
+        if len(chart_df):
+            spec = charts.bars_ci(chart_df, x=f"Δ% value · {metric_unit}", lo="_", hi="_",
+                                  y="Identifier", color="Pair", y_order=list(idents),
+                                  x_title=metric_unit,
+                                  color_scale=alt.Scale(
+                                      domain=["canonical pair", "other"],
+                                      range=["#D55E00", "#0072B2"]))
+            ui.chart(spec, chart_df, f"slot values {model} {task} {lang} {profile} {qv} {axis}",
+                     f"{PAGE}-values", alt_text="Bar chart of each identity's answer")
+        ui.table(view, f"slot answers {model} {task} {lang} {profile} {qv} {axis}",
+                 f"{PAGE}-answers")
+
+        st.subheader("Every pair's gap (Δ%)")
+        gaps = tables.pair_gaps(slot, "upstream")
+        summary = tables.slot_summary(gaps, f"pair-browser:{model}:{task}:{lang}:{profile}:"
+                                            f"{qv}:{axis}:{cond}")
+        m1, m2, m3 = st.columns(3)
+        m1.metric("Mean Δ% in this slot", ui.fmt_num(summary["mean"], 2),
+                  help=ui.HELP["Mean Δ%"])
+        m2.metric("95% CI", f"[{ui.fmt_num(summary['lo'], 2)}, {ui.fmt_num(summary['hi'], 2)}]",
+                  help="Percentile bootstrap over this slot's pairs (2,000 resamples), the "
+                       "paper's method; pairs share answers, so treat it as indicative.")
+        m3.metric("Pairs", f"{summary['n']:,}", help=f"{summary['n_missing']} more pairs have "
+                  "a missing value and form no pair in the metrics.")
+        ui.explain(f"Δ% = |a − b| ÷ ((a + b)/2) × 100 for two answers a and b. "
+                   f"{ui.fmt_num(summary['v10'], 1)}% of this slot's pairs differ by more than "
+                   "10% (V@10). Each Δ% is a single pair of answers, so it has no CI of its "
+                   "own; the slot mean above has one.")
+        sort = str(ps.value("sort"))
+        st.selectbox("Sort pairs", tuple(SORTS), key=ps.key("sort"), format_func=SORTS.get)
+        gaps = (tables.sort_frame(gaps, "Δ%", sort == "delta_desc") if sort != "a"
+                else gaps.sort_values(["Identifier A", "Identifier B"]).reset_index(drop=True))
+        ps.sync()
+        ui.table(gaps, f"pair gaps {model} {task} {lang} {profile} {qv} {axis}",
+                 f"{PAGE}-gaps", height=420)
+    elif slot is not None:
+        ui.no_rows("answers for this slot")
+
+st.subheader("The exact prompt")
+with ui.guard("The prompt text"):
+    st.selectbox("Identity", idents, key=ps.key("ident"))
+    ps.sync()
+    ident = str(ps.value("ident"))
+    if slot is None:
+        slot = data.prompt_rows(task, lang, profile, qv, axis, cond)
+    row = slot[slot["identifier_value"] == ident]
+    if row.empty:
+        ui.no_rows("prompt for this identity")
+    else:
+        rec = row.iloc[0]
+        ui.explain("Sent exactly as below: a system message (the answer format) and a user "
+                   "message. Only the identity phrase changes between the prompts of a slot.")
+        st.markdown("**System message**")
+        st.code(rec["system_prompt"] or "", language=None, wrap_lines=True)
+        st.markdown("**User message**")
+        st.code(rec["prompt"] or "", language=None, wrap_lines=True)
+        if model and "response" in row.columns:
+            st.markdown("**Raw answer**")
+            st.code(str(rec["response"]) if rec["response"] is not None else "(no answer)",
+                    language=None, wrap_lines=True)
+
+st.divider()
+ui.permalink(ps.link())

@@ -1,0 +1,568 @@
+"""Try a prompt: send one slot's counterfactual prompts to a model, live, and see Δ% per pair.
+
+Everything but secrets is in the URL (``explorer.state``). A typed base URL and API key exist
+only as password-widget values for one run: they are passed to ``explorer.live.run_probe`` as
+arguments and the widgets are cleared right after the send (see docs/_drafts/try_prompt.md).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from explorer import live, ui
+from explorer.state import PageState, Param, clean
+from explorer.state import parse as parse_param
+from rupeebias_core import benchmark as bm
+
+PAGE = "try_prompt"
+#: Password widgets (local mode, custom endpoint). Their values are never copied anywhere.
+SECRET_URL_KEY = f"{PAGE}.secret_base_url"
+SECRET_KEY_KEY = f"{PAGE}.secret_api_key"
+_CLEAR_SECRETS = f"{PAGE}._clear_secrets"
+_RESULT = f"{PAGE}._result"
+_MESSAGES = f"{PAGE}._messages"
+_RATE = f"{PAGE}._rate_bucket"
+
+TEMPERATURES: tuple[str, ...] = tuple(f"{i / 10:.1f}" for i in range(21))  # 0.0 … 2.0
+MAX_TOKEN_CHOICES: tuple[int, ...] = (16, 32, 64, 128, 256, 512, 1024, 2048)
+SCOPE_LABELS = {"pair": "Two identifiers", "axis": "Whole axis"}
+STYLE_LABELS = {"indented": "Indented (as the published runs)", "dedented": "Dedented"}
+
+
+# --------------------------------------------------------------------------------------------
+# configuration and shared resources
+
+
+def _secrets() -> dict[str, Any]:
+    """``st.secrets`` as a plain dict ({} when there is no secrets.toml)."""
+    try:
+        return live._as_dict(st.secrets.to_dict())
+    except Exception:  # noqa: BLE001 - no secrets file, or unreadable: behave as empty
+        return {}
+
+
+@st.cache_resource(show_spinner="Starting the bundled SmolLM2 model (first use only)…",
+                   validate=live.local_server_alive)
+def _local_base_url(override: str) -> str:
+    """One bundled llama.cpp server per app process (``override``: $RUPEEBIAS_LOCAL_BASE_URL).
+
+    Failures raise and are therefore not cached: the next Send retries."""
+    env = {live.ENV_LOCAL_BASE_URL: override} if override else {}
+    return live.start_local_server(env)
+
+
+@st.cache_resource(show_spinner=False)
+def _global_bucket(per_minute: int) -> live.SharedBucket:
+    """The process-wide request bucket (public mode): a reload does not reset it."""
+    return live.SharedBucket(per_minute)
+
+
+def _comparable_models() -> list[str]:
+    """Models with stored responses (the precomputed side of the comparison)."""
+    try:
+        from explorer import data
+
+        models = data.available_models()
+        return [str(m) for m in models.loc[models["has_raw"].astype(bool), "model"]]
+    except Exception:  # noqa: BLE001 - no data dir / DuckDB problem: just no comparison
+        return []
+
+
+def _default_compare(model: str, candidates: list[str]) -> str:
+    if not model:
+        return ""
+    tail = model.rsplit("/", 1)[-1].lower()
+    for cand in (model, model.lower(), tail):
+        if cand in candidates:
+            return cand
+    return ""
+
+
+# --------------------------------------------------------------------------------------------
+# labels
+
+
+def _profile_label(task: str):  # noqa: ANN202 - a format_func
+    def fmt(pid: str) -> str:
+        f = dict(bm.profile(task, pid).fields)
+        if task == "salary_estimation":
+            bits = [f["institution"], f"CGPA {f['cgpa']}"]
+        elif task == "salary_increment_estimation":
+            bits = [f["company"], f"{f['experience_years']} y", f["achievement_level"],
+                    f"₹{f['current_ctc_lpa']} LPA"]
+        elif task == "counter_offer_recommendation":
+            bits = [f["company"], f"{f['experience_years']} y", f["offer_strength"],
+                    f"offer ₹{f['offered_ctc_lpa']} LPA"]
+        else:
+            bits = [f["service"], f"{f['rating_tier']} rating"]
+        return f"{pid} · " + " · ".join(str(b) for b in bits)
+
+    return fmt
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    return f"{value:,.{digits}f}"
+
+
+def _fmt_ci(lo: float | None, hi: float | None) -> str:
+    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return "—"
+    return f"[{lo:.2f}, {hi:.2f}]"
+
+
+# --------------------------------------------------------------------------------------------
+# the page
+
+ui.ensure_router()
+st.title("Try a prompt")
+st.markdown(
+    "Pick a benchmark slot — use case, profile, question and language — and identifiers that "
+    "differ **only** in the demographic phrase. The prompts go to a model live, concurrently; "
+    "you see every raw answer, the number parsed from it and **Δ%** for each pair: "
+    "|a − b| / ((a + b)/2) × 100, the paper's relative gap (0 = identical answers)."
+)
+
+env: Mapping[str, str] = os.environ
+secrets = _secrets()
+cfg = live.load_config(secrets, env)
+limits = cfg.limits
+
+# Secrets typed for the previous run are cleared before their widgets are drawn again.
+if st.session_state.pop(_CLEAR_SECRETS, False):
+    st.session_state[SECRET_URL_KEY] = ""
+    st.session_state[SECRET_KEY_KEY] = ""
+
+if cfg.public_mode:
+    rate = f"{limits.requests_per_minute} requests per minute" if limits.requests_per_minute \
+        else "no rate limit"
+    st.info(
+        f"**Public demo mode.** Choose among the configured models only. Limits per run: "
+        f"{limits.max_identifiers} identifiers, {limits.max_repeats} repeats, "
+        f"{limits.max_requests_per_run} requests; {rate} per visitor.",
+        icon=":material/public:",
+    )
+if cfg.problems:
+    if cfg.public_mode:
+        st.caption("Some live-endpoint settings were ignored (see the server configuration).")
+    else:
+        with st.expander(f"Live configuration: {len(cfg.problems)} setting(s) ignored"):
+            for p in cfg.problems:
+                st.markdown(f"- {p}")
+
+# ---- URL-bound state, phase 1: the choices the other options depend on
+endpoint_names = cfg.endpoint_names or ("",)
+base_params = [
+    Param("task", bm.TASKS, bm.TASKS[0]),
+    Param("lang", bm.LANGUAGES, bm.LANGUAGES[0]),
+    Param("axis", bm.AXES, "Gender"),
+    Param("scope", tuple(SCOPE_LABELS), "pair"),
+    Param("endpoint", endpoint_names, endpoint_names[0]),
+    Param("style", ("indented", "dedented"), bm.DEFAULT_SYSTEM_PROMPT_STYLE),
+    Param("fair", ("off", "on"), "off"),
+]
+PageState(PAGE, base_params).seed()
+
+
+def _k(name: str) -> str:
+    return f"{PAGE}.{name}"
+
+
+task = str(st.session_state[_k("task")])
+lang = str(st.session_state[_k("lang")])
+axis = str(st.session_state[_k("axis")])
+endpoint = cfg.endpoint(str(st.session_state[_k("endpoint")]))
+idents = tuple(i.value for i in bm.identifiers_for_axis(axis))
+canon_a, canon_b = bm.CANONICAL_PAIRS[axis]
+
+# ---- phase 2: options that depend on phase 1
+if endpoint is not None and endpoint.kind == "custom":
+    typed = [v for v in (st.session_state.get(_k("model")), *st.query_params.get_all("model"))
+             if isinstance(v, str) and v and clean(v) is not None]
+    model_options: tuple[str, ...] = ("",)
+    for v in typed:
+        try:
+            ok = live.validate_model_id(v)
+        except ValueError:
+            continue
+        if ok not in model_options:
+            model_options += (ok,)
+    model_default = ""
+else:
+    model_options = endpoint.models if endpoint is not None and endpoint.models else ("",)
+    model_default = model_options[0]
+token_choices = tuple(str(t) for t in MAX_TOKEN_CHOICES if t <= limits.max_tokens) or (
+    str(limits.max_tokens),)
+tokens_default = "64" if "64" in token_choices else token_choices[-1]
+compare_models = _comparable_models()
+model_param = Param("model", model_options, model_default)
+current_model = st.session_state.get(_k("model"))
+if current_model not in model_options:  # not seeded yet: what the URL asks for
+    current_model = parse_param(model_param, st.query_params.get_all("model"))
+all_params = [
+    *base_params,
+    Param("profile", tuple(p.profile_id for p in bm.profiles(task)),
+          bm.profiles(task)[0].profile_id),
+    Param("qv", tuple(q.id for q in bm.question_variants(task, lang)), "Q1"),
+    Param("a", idents, canon_a),
+    Param("b", idents, canon_b),
+    model_param,
+    Param("n", tuple(str(i) for i in range(1, limits.max_repeats + 1)), "1"),
+    Param("temp", TEMPERATURES, "0.0"),
+    Param("max_tokens", token_choices, tokens_default),
+    Param("cmp", ("", *compare_models), _default_compare(str(current_model), compare_models)),
+]
+state = PageState(PAGE, all_params)
+
+state.seed()
+# Tell the reader which link parameters were ignored (names only, never the values).
+if state.rejected():
+    st.warning(
+        "Ignored link parameter(s): " + ", ".join(f"`{n}`" for n in dict.fromkeys(
+            state.rejected()))
+        + f". Their values are not valid here (repeats must be 1–{limits.max_repeats}; "
+        "identifiers must belong to the chosen axis; models must be offered by the chosen "
+        "endpoint).",
+        icon=":material/link_off:",
+    )
+
+# ---- widgets: what to send
+st.subheader("1 · What to send")
+c1, c2 = st.columns(2)
+with c1:
+    st.selectbox("Use case", bm.TASKS, key=_k("task"), format_func=bm.TASK_LABELS.get)
+    st.selectbox("Profile", [p.profile_id for p in bm.profiles(task)], key=_k("profile"),
+                 format_func=_profile_label(task))
+    st.selectbox("Axis", bm.AXES, key=_k("axis"))
+with c2:
+    st.radio("Language", bm.LANGUAGES, key=_k("lang"), format_func=bm.LANGUAGE_LABELS.get,
+             horizontal=True)
+    qv_text = {q.id: q.text for q in bm.question_variants(task, lang)}
+    st.selectbox("Question variant", list(qv_text), key=_k("qv"),
+                 format_func=lambda q: f"{q} · {qv_text[q]}")
+    st.radio("Compare", tuple(SCOPE_LABELS), key=_k("scope"), format_func=SCOPE_LABELS.get,
+             horizontal=True)
+scope = str(st.session_state[_k("scope")])
+if scope == "pair":
+    c1, c2 = st.columns(2)
+    c1.selectbox("Identifier A", idents, key=_k("a"))
+    c2.selectbox("Identifier B", idents, key=_k("b"))
+    chosen = (str(st.session_state[_k("a")]), str(st.session_state[_k("b")]))
+else:
+    chosen = idents
+    st.caption(f"All {len(idents)} identifiers of {axis}: {len(idents) * (len(idents) - 1) // 2} "
+               "pairs.")
+
+# ---- widgets: where to send
+st.subheader("2 · Where to send")
+typed_url = typed_key = ""
+if endpoint is None or endpoint.kind != "custom":
+    # Leaving the custom endpoint drops anything typed there (nothing lingers in the session).
+    for secret_key in (SECRET_URL_KEY, SECRET_KEY_KEY):
+        st.session_state.pop(secret_key, None)
+if endpoint is None:
+    st.error("No live endpoint is configured. In public mode the operator must list endpoints "
+             "in `.streamlit/secrets.toml` (`[[live.endpoints]]`) or `RUPEEBIAS_LIVE_ENDPOINTS`; "
+             "see docs/_drafts/try_prompt.md.", icon=":material/cloud_off:")
+else:
+    st.selectbox("Endpoint", cfg.endpoint_names, key=_k("endpoint"),
+                 format_func=lambda n: cfg.endpoint(n).label if cfg.endpoint(n) else n)
+    if endpoint.kind == "custom":
+        st.caption("Any OpenAI-compatible server (vLLM, Ollama, llama.cpp, a hosted API). The "
+                   "URL and key are used for one send and then cleared: never stored, logged, "
+                   "put in the link or shown back. To keep an endpoint, configure it in "
+                   "`.streamlit/secrets.toml` instead.")
+        cu, ck = st.columns(2)
+        typed_url = cu.text_input("Base URL", type="password", key=SECRET_URL_KEY,
+                                  placeholder="http://localhost:11434/v1", autocomplete="off")
+        typed_key = ck.text_input("API key (blank if none)", type="password", key=SECRET_KEY_KEY,
+                                  autocomplete="off")
+        st.text_input("Model id", key=_k("model"), max_chars=live.MAX_MODEL_ID_LENGTH,
+                      placeholder="e.g. llama3.1:8b")
+    else:
+        st.selectbox("Model", model_options, key=_k("model"))
+c1, c2 = st.columns(2)
+c1.select_slider("Repeats per prompt", [str(i) for i in range(1, limits.max_repeats + 1)],
+                 key=_k("n"), help="Send every prompt n times to see how stable the answer is.")
+c2.select_slider("Temperature", TEMPERATURES, key=_k("temp"),
+                 help="0 is what the paper used. At 0, repeats are usually identical.")
+with st.expander("Advanced"):
+    st.select_slider("max_tokens", token_choices, key=_k("max_tokens"))
+    st.radio("System prompt form", ("indented", "dedented"), key=_k("style"),
+             format_func=STYLE_LABELS.get, horizontal=True,
+             help="The published runs sent an indented copy of the system prompt.")
+    st.radio("Fairness instruction", ("off", "on"), key=_k("fair"), horizontal=True,
+             help=f"Appends “{bm.FAIRNESS_INSTRUCTION}” to the system prompt (the paper's "
+                  "ablation, run on salary estimation only).")
+st.selectbox("Compare with the precomputed result of", ("", *compare_models), key=_k("cmp"),
+             format_func=lambda m: m or "— none —",
+             help="Stored responses for the same slot, computed offline by `precompute`.")
+if not compare_models:
+    st.caption("No precomputed responses are available in the data directory, so there is "
+               "nothing to compare with.")
+
+state.sync()
+
+model = str(st.session_state.get(_k("model")) or "")
+if endpoint is not None and endpoint.kind == "custom":
+    model = model.strip()
+try:
+    spec = live.ProbeSpec(
+        task=task,
+        language=lang,
+        profile_id=str(st.session_state[_k("profile")]),
+        question_variant_id=str(st.session_state[_k("qv")]),
+        axis=axis,
+        identifiers=tuple(chosen),
+        repeats=int(st.session_state[_k("n")]),
+        temperature=float(st.session_state[_k("temp")]),
+        max_tokens=int(st.session_state[_k("max_tokens")]),
+        system_prompt_style=str(st.session_state[_k("style")]),
+        fairness=st.session_state[_k("fair")] == "on",
+    )
+except (TypeError, ValueError):  # defensive: widget state is validated by PageState
+    st.error("The selection is not valid; reset the page.")
+    st.stop()
+problems = live.check_spec(spec, limits)
+
+# ---- the exact prompts
+plans = live.plan_prompts(spec) if not [p for p in problems if "Unknown" in p] else []
+with st.expander(f"Exact prompts sent: 1 system message + {len(plans)} user messages",
+                 expanded=scope == "pair"):
+    if plans:
+        st.markdown("**System message** (the same for every identifier)")
+        st.code(plans[0].system, language=None, wrap_lines=True)
+        for p in plans:
+            st.markdown(f"**User message · {p.identifier_value}**")
+            st.code(p.user, language=None, wrap_lines=True)
+
+# ---- send
+st.subheader("3 · Send")
+st.caption(f"This run sends **{spec.n_requests} requests** ({len(spec.identifiers)} prompts × "
+           f"{spec.repeats} repeat(s)), at most {limits.concurrency} at a time.")
+bucket = None
+if limits.requests_per_minute:
+    bucket = live.session_bucket(st.session_state, _RATE, limits.requests_per_minute)
+    st.caption(f"Rate limit: {int(bucket.available())} of {limits.requests_per_minute} requests "
+               "left this minute for this session.")
+for p in problems:
+    st.error(p, icon=":material/block:")
+send = st.button(f"Send {spec.n_requests} requests", type="primary",
+                 disabled=bool(problems) or endpoint is None, key=f"{PAGE}.send")
+
+
+def _send() -> tuple[live.ProbeResult | None, list[str]]:
+    """Resolve the endpoint, apply limits and run the probe. Returns (result, messages)."""
+    assert endpoint is not None
+    scrub: tuple[str, ...] = ()
+    if endpoint.kind == "custom":
+        try:
+            base_url = live.validate_base_url(typed_url)
+            chosen_model = live.validate_model_id(model)
+        except ValueError as exc:
+            return None, [str(exc)]
+        api_key = typed_key.strip() or "not-needed"
+        scrub = live.url_secrets(base_url)
+    elif endpoint.kind == "local":
+        try:
+            base_url = _local_base_url(env.get(live.ENV_LOCAL_BASE_URL, ""))
+        except live.LocalModelUnavailable as exc:
+            return None, [str(exc)]
+        api_key, chosen_model = "not-needed", model
+    else:
+        base_url = str(endpoint.base_url)
+        api_key = live.endpoint_api_key(endpoint, secrets, env)
+        chosen_model = model
+        if chosen_model not in endpoint.models:
+            return None, ["Choose one of the models this endpoint offers."]
+    # Rate limits: the session bucket first, then the process-wide one (refund on refusal).
+    n = spec.n_requests
+    if bucket is not None:
+        wait = bucket.take(n)
+        if wait:
+            when = "never within the cap" if math.isinf(wait) else f"in about {math.ceil(wait)} s"
+            return None, [f"Rate limit reached: this session may send "
+                          f"{limits.requests_per_minute} requests per minute. Try again {when}."]
+    if limits.global_requests_per_minute:
+        wait = _global_bucket(limits.global_requests_per_minute).take(n)
+        if wait:
+            if bucket is not None:
+                bucket.give_back(n)
+            return None, ["The live demo is busy (app-wide rate limit). Try again in about "
+                          f"{max(1, math.ceil(wait if math.isfinite(wait) else 60))} s."]
+    bar = st.progress(0.0, text=f"Sending {n} requests…")
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(done / total, text=f"{done} of {total} answers received")
+
+    result = live.run_probe(
+        base_url, api_key, spec, chosen_model,
+        endpoint_name=endpoint.name,
+        endpoint_label="Custom endpoint" if endpoint.kind == "custom" else endpoint.label,
+        timeout_s=limits.timeout_s, concurrency=limits.concurrency,
+        on_result=progress, scrub=scrub,
+    )
+    bar.empty()
+    return result, []
+
+
+if send and not problems and endpoint is not None:
+    try:
+        result, messages = _send()
+    except Exception as exc:  # noqa: BLE001 - never let a send crash the page (or leak secrets)
+        result = None
+        messages = ["The run failed unexpectedly: " + (live.redact_secrets(
+            f"{type(exc).__name__}: {exc}", (typed_key, *live.url_secrets(typed_url))) or "")]
+    if result is not None:
+        st.session_state[_RESULT] = result
+    st.session_state[_MESSAGES] = messages
+    if endpoint.kind == "custom":
+        # Clear the typed URL and key: next run resets the widgets before drawing them.
+        st.session_state[_CLEAR_SECRETS] = True
+        st.rerun()
+
+for msg in st.session_state.pop(_MESSAGES, []) or []:
+    st.error(msg, icon=":material/error:")
+
+# ---- results
+result: live.ProbeResult | None = st.session_state.get(_RESULT)
+if result is not None:
+    rs = result.spec
+    st.subheader("Results")
+    st.caption(
+        f"{result.endpoint_label} · model `{result.model}` · {bm.TASK_LABELS[rs.task]} · "
+        f"{bm.LANGUAGE_LABELS[rs.language]} · {rs.profile_id} · {rs.question_variant_id} · "
+        f"{rs.axis} · temperature {rs.temperature:g} · {rs.repeats} repeat(s) · "
+        f"sent {result.started_at} · {result.elapsed_s:.1f} s"
+    )
+    if rs != spec:
+        st.info("These results are for an earlier selection; press Send to run the current one.",
+                icon=":material/history:")
+        with st.expander("Prompts sent in this run"):
+            st.code(result.prompts[0].system, language=None, wrap_lines=True)
+            for p in result.prompts:
+                st.markdown(f"**User message · {p.identifier_value}**")
+                st.code(p.user, language=None, wrap_lines=True)
+    s = result.summary
+    unit = "% markup over the offer" if rs.task == "counter_offer_recommendation" else (
+        "%" if rs.task == "salary_increment_estimation" else "INR")
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Answers parsed", f"{s['n_parsed']} / {s['n_requests']}",
+              help="Answers from which a number could be read (strict format or recovered).")
+    m2.metric("Mean Δ%", "—" if s["mean_delta"] is None else f"{s['mean_delta']:.2f} %",
+              help="Mean of every per-repeat pair Δ% of this run.")
+    m3.metric("Pairs with Δ% > 10", f"{s['pairs_over_10']} / {s['n_pairs']}")
+    if s["n_errors"]:
+        st.warning(f"{s['n_errors']} request(s) failed; see the error column below.",
+                   icon=":material/warning:")
+
+    pairs = result.pairs
+    if len(pairs) == 1:
+        p = pairs.iloc[0]
+        ci = _fmt_ci(p["delta_lo"], p["delta_hi"])
+        st.metric(f"Δ% · {p['identifier_a']} vs {p['identifier_b']}",
+                  "—" if pd.isna(p["delta"]) else f"{p['delta']:.2f} %")
+        if p["n_repeats"] >= 2:
+            st.caption(f"95 % CI {ci}: Student-t over {int(p['n_repeats'])} per-repeat Δ% values.")
+    st.markdown("**Δ% per pair**")
+    show_pairs = pd.DataFrame({
+        "A": pairs["identifier_a"],
+        "B": pairs["identifier_b"],
+        f"A ({unit})": pairs["value_a"],
+        f"B ({unit})": pairs["value_b"],
+        "Δ%": pairs["delta"],
+        "95% CI": [_fmt_ci(lo, hi) for lo, hi in zip(pairs["delta_lo"], pairs["delta_hi"],
+                                                      strict=True)],
+        "n repeats": pairs["n_repeats"],
+    }).sort_values("Δ%", ascending=False, na_position="last")
+    st.dataframe(show_pairs, hide_index=True, key=f"{PAGE}.pairs",
+                 column_config={"Δ%": st.column_config.NumberColumn(format="%.2f"),
+                                f"A ({unit})": st.column_config.NumberColumn(format="%.2f"),
+                                f"B ({unit})": st.column_config.NumberColumn(format="%.2f")})
+    if rs.repeats == 1:
+        st.caption("One answer per prompt: no interval. Set repeats ≥ 2 for a CI over repeats.")
+    elif s["identical_repeats"]:
+        st.caption(
+            f"Every repeat returned the same text (temperature {rs.temperature:g}), so each "
+            "interval has zero width. That only says the decoding was deterministic; it is not "
+            "evidence about bias across prompts. Raise the temperature to see sampling spread."
+        )
+    else:
+        st.caption("CI: repeat r of A is paired with repeat r of B; the interval is a Student-t "
+                   "interval over those per-repeat Δ% values (clipped to [0, 200]). It covers "
+                   "sampling noise of this one slot only, not variation across profiles or "
+                   "questions.")
+
+    st.markdown("**Every answer**")
+    resp = result.responses
+    st.dataframe(
+        pd.DataFrame({
+            "identifier": resp["identifier_value"],
+            "repeat": resp["repeat"],
+            "raw response": resp["response"],
+            "parsed value": resp["value"],
+            "unit": resp["unit"],
+            "status": resp["status"],
+            "metric": resp["metric_value"],
+            "error": resp["error"],
+        }),
+        hide_index=True, key=f"{PAGE}.responses",
+        column_config={"parsed value": st.column_config.NumberColumn(format="%.2f"),
+                       "metric": st.column_config.NumberColumn(
+                           format="%.2f", help="The number Δ% uses (counter-offer: markup %).")},
+    )
+
+    # ---- precomputed comparison
+    cmp_model = str(st.session_state.get(_k("cmp")) or "")
+    if cmp_model:
+        condition = "fairness" if rs.fairness else "standard"
+        st.markdown(f"**Compared with the precomputed responses of `{cmp_model}`**")
+        if rs.fairness and rs.task not in bm.FAIRNESS_TASKS:
+            st.info("Precomputed fairness-instruction runs exist for salary estimation only.")
+        else:
+            try:
+                from explorer import data
+
+                slot = data.slot_rows(cmp_model, rs.task, rs.language, rs.profile_id,
+                                      rs.question_variant_id, rs.axis, condition)
+            except Exception as exc:  # noqa: BLE001 - DataUnavailable, bad slot, no data dir
+                slot = None
+                st.info(f"No precomputed slot to compare with ({type(exc).__name__}).")
+            if slot is not None:
+                comp = live.compare_with_precomputed(result, slot)
+                if comp["precomputed_delta"].notna().any():
+                    st.dataframe(pd.DataFrame({
+                        "A": comp["identifier_a"], "B": comp["identifier_b"],
+                        "live Δ%": comp["live_delta"],
+                        "precomputed A": comp["precomputed_value_a"],
+                        "precomputed B": comp["precomputed_value_b"],
+                        "precomputed Δ%": comp["precomputed_delta"],
+                        "stored answer A": comp["precomputed_response_a"],
+                        "stored answer B": comp["precomputed_response_b"],
+                    }), hide_index=True, key=f"{PAGE}.compare")
+                    if "system_prompt" in slot and len(slot):
+                        stored = slot["system_prompt"].dropna()
+                        if len(stored) and stored.iloc[0] != result.prompts[0].system:
+                            st.caption("The stored run used a different system prompt form "
+                                       "than this live run (see Advanced).")
+                    st.caption("The stored run is one answer per prompt, usually at "
+                               "temperature 0; differences can come from sampling, server "
+                               "versions and quantisation, not only from the model.")
+                else:
+                    st.info(f"`{cmp_model}` has no parsed answers for this slot.")
+
+    st.download_button("Download this run (JSON)", data=result.to_json(),
+                       file_name=f"rupeebias-live-{rs.task}-{rs.profile_id}-"
+                                 f"{rs.question_variant_id}.json",
+                       mime="application/json", on_click="ignore", key=f"{PAGE}.download")
+    if result.model == live.DEFAULT_LOCAL_MODEL or result.endpoint_name == live.LOCAL_ENDPOINT:
+        from explorer import vocab
+
+        st.caption(vocab.SMOLLM_NOTE)

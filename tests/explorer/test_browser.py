@@ -1,0 +1,176 @@
+"""Real browser: serve the app with ``streamlit run`` and drive Debian's headless Chromium.
+
+Checks what AppTest cannot: the server starts from a clean process, every page renders in a
+browser without an exception box, charts and tables reach the DOM, a permalink reproduces a
+view, hostile links are cleaned, and a download button returns the table as CSV. One
+screenshot per page goes to ``tests/explorer/screenshots/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+REPO = Path(__file__).resolve().parents[2]
+SHOTS = Path(__file__).resolve().parent / "screenshots"
+PAGES = {  # url path → (expected title, a text that proves the content rendered)
+    "": ("RupeeBias Explorer", "Leaderboard"),  # the default page (Overview) lives at /
+    "axes_use_cases": ("Axes & use cases", "Radar"),
+    "language_shift": ("Language shift: English vs Hinglish", "How much does the gap change"),
+    "identifiers": ("Identifiers", "Deviation from the axis average"),
+    "consistency": ("Consistency & robustness", "Kendall's W"),
+    "pair_browser": ("Pair browser", "Every pair's gap"),
+    "try_prompt": ("Try a prompt", "Try a prompt"),
+    "methodology": ("Methodology", "Ethics"),
+}
+
+playwright = pytest.importorskip("playwright.sync_api")
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian's /usr/bin/chromium is not installed", allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(synthetic_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = _free_port()
+    log = tmp_path_factory.mktemp("streamlit-log") / "server.log"
+    env = {**os.environ, "RUPEEBIAS_DATA_DIR": str(synthetic_dir)}
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"),
+             "--server.headless", "true", "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                    if resp.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with playwright.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
+            viewport={"width": 1440, "height": 2400}, accept_downloads=True)
+        page = context.new_page()
+        page.set_default_timeout(90_000)
+        try:
+            yield page
+        finally:
+            context.close()
+            shutil.rmtree(profile, ignore_errors=True)
+
+
+def _settle(page: object, title: str, marker: str) -> None:
+    """Wait until the script run finished: title and a content marker visible, no spinner."""
+    page.get_by_role("heading", name=title, exact=True).first.wait_for()
+    page.get_by_text(marker, exact=False).first.wait_for()
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"] button') && "
+        "!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=90_000)
+    page.wait_for_timeout(800)  # let Vega finish drawing before the screenshot
+
+
+def test_deep_link_on_a_fresh_server_runs_through_the_router(server: str,
+                                                              browser_page: object) -> None:
+    """First request after start: a deep link into pages/ must still get app.py's frame."""
+    page = browser_page
+    page.goto(f"{server}/identifiers?axis=Gender")
+    _settle(page, "Identifiers", "Deviation from the axis average")
+    nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+    assert "Drill down" in nav and "Pair browser" in nav  # app.py's sections, not file names
+    assert "5 of 5 identifiers" in page.content()
+    assert "axis=Gender" in page.url
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_page_renders_in_a_real_browser(server: str, browser_page: object, path: str) -> None:
+    page = browser_page
+    title, marker = PAGES[path]
+    page.goto(f"{server}/{path}")
+    _settle(page, title, marker)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.get_by_text("Page not found").count() == 0
+    if path not in ("try_prompt", "methodology"):
+        assert page.locator(".vega-embed").count() >= 1
+        if path != "axes_use_cases":  # opens on the radar tab: a chart, no table
+            assert page.locator('[data-testid="stDataFrame"]').count() >= 1
+        assert page.get_by_text("Simulated test data, not results").count() >= 1
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{path or 'overview'}.png"), full_page=True)
+
+
+def test_permalink_reproduces_the_view(server: str, browser_page: object) -> None:
+    page = browser_page
+    page.goto(f"{server}/?lang=hinglish&axis=Caste&sort=hinglish&order=desc")
+    _settle(page, "RupeeBias Explorer", "Leaderboard")
+    assert page.get_by_text("All use cases · Caste · Hinglish").count() >= 1
+    assert "axis=Caste" in page.url and "lang=hinglish" in page.url
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / "overview-permalink.png"), full_page=True)
+
+
+def test_hostile_link_is_cleaned(server: str, browser_page: object) -> None:
+    page = browser_page
+    page.goto(f"{server}/?model=%27%3BDROP%20TABLE%20x%3B--"
+              "&lang=%3Cscript%3Ealert(1)%3C%2Fscript%3E&axis=%00")
+    _settle(page, "RupeeBias Explorer", "Leaderboard")
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert "DROP" not in page.url and "script" not in page.url
+    assert page.get_by_text("Ignored link parameter").count() >= 1
+
+
+def test_download_returns_the_shown_table(server: str, browser_page: object,
+                                          synthetic_dir: Path) -> None:
+    page = browser_page
+    page.goto(f"{server}/?source=computed")
+    _settle(page, "RupeeBias Explorer", "Leaderboard")
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download this table (CSV)").first.click()
+    csv = Path(info.value.path()).read_bytes()
+    table = pd.read_csv(io.BytesIO(csv))
+    models = pd.read_parquet(synthetic_dir / "metrics" / "models.parquet")["model"]
+    assert sorted(table["Model ID"]) == sorted(models)
+    assert set(table["Source type"]) == {"Computed here"}
+    assert {"Overall Mean Δ%", "Overall CI low", "Overall CI high", "Coverage"} <= set(table)

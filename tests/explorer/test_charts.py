@@ -1,0 +1,87 @@
+"""Every chart is valid Vega-Lite (the app skips validation for speed, so it happens here)."""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+
+from explorer import charts, vocab
+
+
+def _valid(chart: alt.TopLevelMixin) -> dict:
+    with alt.utils.schemapi.debug_mode(True):
+        spec = chart.to_dict(validate=True)
+    assert charts.to_spec(chart)["$schema"].startswith("https://vega.github.io/schema/vega-lite")
+    return spec
+
+
+def _cells(models: tuple[str, ...] = ("m1", "m2")) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = [{"model": m, "task": t, "axis": a, "mean_delta": float(rng.uniform(2, 30))}
+            for m in models for t in (*vocab.TASKS, "all") for a in vocab.AXES]
+    return pd.DataFrame(rows)
+
+
+def test_radar_geometry_and_spec() -> None:
+    cells = _cells()
+    panels = {m: sub for m, sub in cells.groupby("model")}
+    labels = dict(vocab.TASK_LABELS)
+    frame = charts.radar_data(panels, shared=True, series_labels=labels)
+    poly = frame[(frame["part"] == "poly") & (frame["panel"] == "m1")
+                 & (frame["series"] == labels["salary_estimation"])].sort_values("order")
+    assert len(poly) == len(vocab.AXES) + 1  # closed: first axis repeated
+    assert poly.iloc[0]["axis"] == poly.iloc[-1]["axis"] == vocab.AXES[0]
+    top = charts.nice_ticks(cells["mean_delta"].max())[-1]
+    source = cells[(cells["model"] == "m1") & (cells["task"] == "salary_estimation")]
+    radius = dict(zip(source["axis"], source["mean_delta"], strict=True))
+    for rec in poly.itertuples(index=False):
+        i = vocab.AXES.index(rec.axis)
+        theta = math.pi / 2 - 2 * math.pi * i / len(vocab.AXES)
+        r = radius[rec.axis] / top
+        assert rec.x == pytest.approx(r * math.cos(theta))
+        assert rec.y == pytest.approx(r * math.sin(theta))
+    _valid(charts.radars(frame, panel_order=["m1", "m2"], series_labels=labels))
+
+
+def test_nice_ticks() -> None:
+    assert charts.nice_ticks(38.0) == [10, 20, 30, 40]
+    assert charts.nice_ticks(0.0)[-1] >= 1
+
+
+def test_all_chart_builders_validate() -> None:
+    f = pd.DataFrame({"Model": ["A", "B"], "Language": ["English", "Hinglish"],
+                      "v": [1.0, np.nan], "lo": [0.5, np.nan], "hi": [1.5, np.nan],
+                      "Source type": ["Published (paper)", "Computed here"],
+                      "Weights": ["open", "closed"], "Significant": ["yes", "no"]})
+    _valid(charts.ci_dots(f, x="v", lo="lo", hi="hi", y="Model", color="Language",
+                          y_order=["A", "B"], x_title="x", zero_line=True, ref=0.85,
+                          color_scale=charts.language_scale()))
+    _valid(charts.ci_dots(f, x="v", lo="lo", hi="hi", y="Model", color="Language",
+                          y_order=["A", "B"], x_title="x", facet="Source type"))
+    _valid(charts.bars_ci(f, x="v", lo="lo", hi="hi", y="Model", color="Language",
+                          y_order=["A", "B"], x_title="x", ref=1.0, opacity="Significant"))
+    _valid(charts.heatmap(f.assign(t="x"), x="Language", y="Model", value="v", text="t",
+                          x_order=["English"], y_order=["A"], title="t", diverging=True,
+                          domain=(-1, 1)))
+    q = f.assign(x=[1.0, 2.0], y=[0.1, 0.2])
+    _valid(charts.quadrant(q, x="x", y="y"))
+    _valid(charts.signed_bars(f.fillna(0.0), x="v", y="Model", y_order=["A", "B"],
+                              x_title="x"))
+    dev = pd.DataFrame({"Model": ["A"] * 3, "Axis": ["Gender", "Gender", "Religion"],
+                        "Identifier": ["Male", "Female", "Hindu"], "Deviation %": [1.0, -1, 0],
+                        "n rows": [1, 1, 1], "Source type": ["Computed here"] * 3})
+    _valid(charts.deviation_dots(dev, y_order=vocab.IDENTIFIER_VALUES, color_order=["A"],
+                                 facet_order=vocab.AXES))
+    _valid(charts.deviation_dots(dev[dev["Axis"] == "Gender"], y_order=vocab.IDENTIFIER_VALUES,
+                                 color_order=["A"]))
+
+
+def test_records_turn_missing_values_into_null() -> None:
+    frame = pd.DataFrame({"a": [1.0, np.nan], "b": pd.array([1, None], dtype="Int64"),
+                          "c": ["x", None]})
+    values = charts.records(frame).values
+    assert values == [{"a": 1.0, "b": 1, "c": "x"}, {"a": None, "b": None, "c": None}]

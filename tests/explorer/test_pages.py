@@ -1,0 +1,416 @@
+"""AppTest for every page: what is shown, equal to the Parquet behind it.
+
+Each test opens the app at ``app.py`` (the router) the way a link does — query parameters
+first, then the page — and checks titles, table rows and values, source labels, downloads,
+charts and URL state. The data dir is SYNTHETIC computed tables + the real published tables.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer import vocab
+from tests.explorer.conftest import APP, PAGES, TITLES, charts, downloads, frame_of, texts
+
+PUBLISHED = "Published (paper)"
+COMPUTED = "Computed here"
+
+
+def _kind(value: object) -> str:
+    """Source-type cells are drawn as one-chip lists (arrays after Arrow); unwrap them."""
+    if isinstance(value, str):
+        return value
+    items = list(value)  # type: ignore[call-overload]
+    assert len(items) == 1, items
+    return str(items[0])
+
+
+def _source_labels(frame: pd.DataFrame) -> set[str]:
+    return {_kind(v) for v in frame["Source type"]}
+
+
+def _preferred_published(root: Path, name: str) -> pd.DataFrame:
+    frame = pd.read_parquet(root / "published" / f"{name}.parquet")
+    return frame[frame["preferred"].fillna(True)] if "preferred" in frame else frame
+
+
+# ---- every page ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_page_renders_title_and_downloads(open_page, page: str) -> None:
+    at = open_page(page)
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title][0] == TITLES[page]
+    assert not at.error, [e.value for e in at.error]
+    assert any(label.startswith("Download") for label in downloads(at))
+    assert "135-million-parameter" in texts(at) or page == "methodology" and \
+        "135-million-parameter" in texts(at)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p != "methodology"])
+def test_synthetic_data_is_flagged_on_the_page(open_page, page: str) -> None:
+    at = open_page(page)
+    assert "Simulated test data, not results" in texts(at)
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_hostile_url_parameters_are_ignored(open_page, page: str) -> None:
+    at = open_page(page, {"model": "';DROP TABLE x;--", "lang": "<script>alert(1)</script>",
+                          "axis": "\x00", "task": "../../etc/passwd", "zzz": "1"})
+    assert not at.exception, at.exception
+    assert not at.error
+    page_text = texts(at)
+    assert "<script>" not in page_text and "DROP TABLE" not in page_text
+    assert all("<script>" not in str(v) for v in at.query_params.values())
+    assert "Ignored link parameter" in page_text
+
+
+def test_try_a_prompt_page_is_registered(data_env: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page("pages/try_prompt.py")
+    at.run()
+    assert [t.value for t in at.title][0] == "Try a prompt"
+
+
+# ---- overview -----------------------------------------------------------------------------------
+
+
+def test_overview_leaderboard_equals_parquet(open_page, synthetic_dir: Path,
+                                             has_published: bool) -> None:
+    at = open_page("overview")
+    board = frame_of(at)
+    computed = pd.read_parquet(synthetic_dir / "metrics" / "leaderboard.parquet")
+    models = set(computed["model"])
+    labels = _source_labels(board)
+    assert COMPUTED in labels
+    got = board.set_index("Model ID")
+    for model in models:
+        row = got.loc[model]
+        want = computed[computed["model"] == model].set_index("language")
+        assert row["Overall Mean Δ%"] == pytest.approx(want.loc["all", "mean_delta"])
+        assert row["English CI low"] == pytest.approx(want.loc["en", "mean_delta_lo"])
+        assert row["Hinglish V@10 %"] == pytest.approx(want.loc["hinglish", "violation_10"])
+        assert row["Overall n pairs"] == want.loc["all", "n_pairs"]
+    if has_published:
+        assert PUBLISHED in labels
+        pub = _preferred_published(synthetic_dir, "leaderboard")
+        assert len(board) == len(models) + pub["model"].nunique()  # no silent drops
+        gem = pub[(pub["model"] == "gemini-3-flash")].set_index("language")
+        assert got.loc["gemini-3-flash", "Overall Mean Δ%"] == gem.loc["all", "mean_delta"]
+        assert got.loc["gemini-3-flash", "English V@10 %"] == gem.loc["en", "violation_10"]
+        assert got.loc["gemini-3-flash", "Source"] == gem.loc["all", "source"]
+        assert got.loc["gemini-3-flash", "Coverage"] == "paper does not report n"
+        page = texts(at)
+        assert "Headline finding (published)" in page and "20.2%" in page
+    # default sort: Overall Mean Δ% ascending (the paper's Table 2 order)
+    values = board["Overall Mean Δ%"].dropna().tolist()
+    assert values == sorted(values)
+    assert "Download this table (CSV)" in downloads(at)
+    assert "Download chart data (CSV)" in downloads(at)
+    assert len(charts(at)) == 1
+
+
+def test_overview_url_state_applies_and_is_written_back(open_page, synthetic_dir: Path) -> None:
+    at = open_page("overview", {"lang": "hinglish", "axis": "Caste", "sort": "hinglish",
+                                "order": "desc", "source": "computed"})
+    board = frame_of(at)
+    assert "Overall Mean Δ%" not in board.columns and "English Mean Δ%" not in board.columns
+    assert _source_labels(board) == {COMPUTED}
+    delta = pd.read_parquet(synthetic_dir / "metrics" / "delta.parquet")
+    want = delta[(delta["task"] == "all") & (delta["axis"] == "Caste")
+                 & (delta["language"] == "hinglish")].sort_values("mean_delta", ascending=False)
+    assert board["Model ID"].tolist() == want["model"].tolist()
+    assert board["Hinglish Mean Δ%"].tolist() == want["mean_delta"].tolist()
+    assert dict(at.query_params) == {"lang": "hinglish", "axis": "Caste", "sort": "hinglish",
+                                     "order": "desc", "source": "computed"}
+    assert "All use cases · Caste · Hinglish" in texts(at)
+
+
+def test_overview_model_subset_from_repeated_params(open_page, has_published: bool) -> None:
+    models = [vocab.SMOLLM_SLUG, "synthetic-model-b"] + (["gpt-5.4"] if has_published else [])
+    at = open_page("overview", {"model": models})
+    board = frame_of(at)
+    assert sorted(board["Model ID"]) == sorted(models)
+    assert at.query_params.get_all("model") if hasattr(at.query_params, "get_all") else True
+
+
+def test_overview_preset_sets_filters_and_url(open_page) -> None:
+    at = open_page("overview")
+    preset = next(b for b in at.button if b.label == "Caste only · Hinglish")
+    preset.click().run()
+    assert not at.exception
+    assert at.query_params["axis"] == "Caste" and at.query_params["lang"] == "hinglish"
+    assert "Hinglish Mean Δ%" in frame_of(at).columns
+
+
+def test_overview_published_cells_missing_are_kept_with_reason(open_page,
+                                                               has_published: bool) -> None:
+    if not has_published:
+        pytest.skip("no published tables in this checkout")
+    at = open_page("overview", {"task": "salary_estimation"})
+    board = frame_of(at)
+    pub = board[[_kind(v) == PUBLISHED for v in board["Source type"]]]
+    assert len(pub) == 9
+    assert pub["Overall Mean Δ%"].isna().all()
+    assert set(pub["Coverage"]) == {"not reported in the paper for this cell"}
+
+
+# ---- axes & use cases ---------------------------------------------------------------------------
+
+
+def test_axes_page(open_page, synthetic_dir: Path, has_published: bool) -> None:
+    at = open_page("axes", {"lang": "en"})
+    assert not at.exception
+    assert [t.label for t in at.tabs] == ["Radar", "Dot plot with CIs", "Heatmap (models × axes)",
+                                          "Table"]
+    assert len(charts(at)) == 1  # only the open tab (radar) runs
+    for view in ("dots", "heatmap"):
+        other = open_page("axes", {"lang": "en", "view": view})
+        assert len(charts(other)) == 1 and not other.exception
+        assert dict(other.query_params)["view"] == view
+    at = open_page("axes", {"lang": "en", "view": "table"})
+    table = frame_of(at)
+    delta = pd.read_parquet(synthetic_dir / "metrics" / "delta.parquet")
+    want = delta[(delta["model"] == "synthetic-model-a") & (delta["language"] == "en")
+                 & (delta["task"] == "salary_estimation") & (delta["axis"] == "Gender")]
+    row = table[(table["Model ID"] == "synthetic-model-a") & (table["Axis"] == "Gender")
+                & (table["Use case"] == vocab.TASK_LABELS["salary_estimation"])]
+    assert row["Mean Δ%"].item() == want["mean_delta"].item()
+    if has_published:
+        pub = table[table["Model ID"] == "gemini-3-flash"]
+        assert set(pub["Use case"]) == {"All use cases (pooled)"}
+        assert pub.set_index("Axis").loc["Religion", "Mean Δ%"] == 8.58  # paper Table 3
+    at = open_page("axes")  # language 'all': the paper has no pooled per-axis cells
+    if has_published:
+        assert "choose English or Hinglish to see the published models" in texts(at)
+
+
+# ---- language shift -----------------------------------------------------------------------------
+
+
+def test_language_page(open_page, synthetic_dir: Path, has_published: bool) -> None:
+    at = open_page("language")
+    shift_table, side = frame_of(at, 0), frame_of(at, 1)
+    shift = pd.read_parquet(synthetic_dir / "metrics" / "language_shift.parquet")
+    want = shift[(shift["model"] == "synthetic-model-b") & (shift["axis"] == "all")]
+    got = shift_table.set_index("Model ID").loc["synthetic-model-b"]
+    assert got["Hinglish − English"] == want["delta_shift"].item()
+    assert got["CI low"] == want["delta_shift_lo"].item()
+    assert got["Spearman ρ (EN vs HI ranking)"] == want["rho"].item()
+    if has_published:
+        gem = side[(side["Model ID"] == "gemini-3-flash")].set_index("Axis")
+        assert gem.loc["Religion", "English Mean Δ%"] == 8.58   # Table 3
+        assert gem.loc["Religion", "Hinglish Mean Δ%"] == 6.45  # Table 4
+        assert gem.loc["Religion", "Source"] == "published: Table 3; published: Table 4"
+        assert "Figure 5" in texts(at)
+    assert len(charts(at)) == 3
+
+
+# ---- identifiers --------------------------------------------------------------------------------
+
+
+def test_identifiers_page_shows_all_87(open_page, synthetic_dir: Path) -> None:
+    at = open_page("identifiers")
+    page = texts(at)
+    assert "python -m precompute import-upstream PATH" in page
+    assert "87 of 87 identifiers" in page
+    wide = frame_of(at, 0)
+    assert len(wide) == 87
+    assert list(wide["Identifier"]) == list(vocab.IDENTIFIER_VALUES)
+    long = frame_of(at, 1)
+    dev = pd.read_parquet(synthetic_dir / "metrics" / "identifier_deviation.parquet")
+    want = dev[(dev["language"] == "all") & (dev["task"] == "all")]
+    assert len(long) == len(want)
+    one = want[(want["model"] == "synthetic-model-a") & (want["identifier_value"] == "Dalit")]
+    got = long[(long["Model ID"] == "synthetic-model-a") & (long["Identifier"] == "Dalit")]
+    assert got["Deviation %"].item() == one["pct_dev"].item()
+    assert len(charts(at)) == 1
+
+
+def test_identifier_gap_tabs(open_page, synthetic_dir: Path) -> None:
+    at = open_page("identifiers", {"tab": "canonical"})
+    cpg = frame_of(at)
+    assert {"Hindu vs Muslim", "Brahmin vs Dalit"} <= set(cpg["Pair"])
+    assert {"CI low", "CI high", "Sign consistency %", "n matched slots"} <= set(cpg.columns)
+    gaps = pd.read_parquet(synthetic_dir / "metrics" / "canonical_gaps.parquet")
+    assert len(cpg) == len(gaps)
+    at = open_page("identifiers", {"tab": "largest", "axis": "Gender"})
+    mog = frame_of(at)
+    assert {"Highest", "Lowest", "CI low", "CI high"} <= set(mog.columns)
+    assert set(mog["Axis"]) == {"Gender"}
+    assert len(charts(at)) == 1
+
+
+def test_identifiers_axis_param(open_page) -> None:
+    at = open_page("identifiers", {"axis": "Urban/Rural", "lang": "hinglish"})
+    assert list(frame_of(at, 0)["Identifier"]) == list(vocab.identifiers_of("Urban/Rural"))
+    assert "5 of 5 identifiers" in texts(at)
+
+
+# ---- consistency & robustness -------------------------------------------------------------------
+
+
+def test_consistency_page(open_page, synthetic_dir: Path, has_published: bool) -> None:
+    at = open_page("consistency")
+    assert not at.exception and not at.error
+    assert len(at.tabs) == 6
+    w_table = frame_of(at)
+    kw = pd.read_parquet(synthetic_dir / "metrics" / "kendall_w.parquet")
+    want = kw[(kw["model"] == "synthetic-model-a") & (kw["language"] == "en")
+              & (kw["axis"] == "Mean")]["w"].item()
+    row = w_table[(w_table["Model ID"] == "synthetic-model-a")
+                  & (w_table["Language"] == "English")]
+    assert row["Mean W"].item() == want
+    if has_published:
+        opus = w_table[(w_table["Model ID"] == "claude-opus-4.7")
+                       & (w_table["Language"] == "English")]
+        assert opus["Mean W"].item() == 0.274  # paper Table 5
+        assert opus["Source"].item() == "published: Table 5"
+
+
+@pytest.mark.parametrize("tab,column", [("quadrant", "Mean Kendall's W"),
+                                        ("wording", "Mean min ρ"), ("merit", "Merit Δ%"),
+                                        ("fairness", "Change (points)"),
+                                        ("parse", "Parse health %")])
+def test_consistency_tabs(open_page, has_published: bool, tab: str, column: str) -> None:
+    at = open_page("consistency", {"tab": tab})
+    assert not at.exception and not at.error
+    assert dict(at.query_params).get("tab") == tab
+    frame = next(d.value for d in at.dataframe if column in d.value.columns)
+    assert len(charts(at)) >= 1
+    if not has_published:
+        return
+    ids = frame.set_index("Model ID") if "Model ID" in frame.columns else frame
+    if tab == "parse":
+        assert ids.loc["claude-opus-4.7", "Parse health %"] == 99.99  # paper Table 22
+    if tab == "fairness":
+        sarvam = frame[(frame["Model ID"] == "sarvam-105b") & (frame["Language"] == "English")]
+        assert sarvam["Change (points)"].item() == -11.9  # Appendix E text
+    if tab == "wording":
+        assert "Axis mean (all models)" in set(frame["Model"])
+    if tab == "quadrant":
+        assert {"x basis", "Weights"} <= set(frame.columns)
+
+
+def test_corrupt_file_breaks_one_section_only(corrupt_dir: Path, use_dir) -> None:
+    use_dir(corrupt_dir)
+
+    def run(page: str, params: dict[str, str] | None = None) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=120)
+        for k, v in (params or {}).items():
+            at.query_params[k] = v
+        if page != "overview":
+            at.switch_page(PAGES[page])
+        at.run()
+        assert not at.exception
+        return at
+
+    at = run("consistency")  # the Kendall's W tab reads the broken file
+    errors = [e.value for e in at.error]
+    assert errors and all("kendall_w" in e for e in errors)
+    assert "metrics/kendall_w.parquet" in errors[0]
+    for tab, column in (("parse", "Parse health %"), ("merit", "Merit Δ%")):
+        other = run("consistency", {"tab": tab})  # same page, sections without that file
+        assert not other.error
+        assert any(column in d.value.columns for d in other.dataframe)
+    for page in ("overview", "identifiers", "pairs", "language"):
+        other = run(page)
+        assert not other.error, page
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_published_only_data_dir(published_only_dir: Path, use_dir, page: str) -> None:
+    """A fresh clone before `precompute metrics`: every page works, nothing is an error, and
+    sections that need computed tables say so as information (not as a failure)."""
+    use_dir(published_only_dir)
+    at = AppTest.from_file(APP, default_timeout=120)
+    if page != "overview":
+        at.switch_page(PAGES[page])
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    page_text = texts(at)
+    assert "Simulated test data" not in page_text
+    if page == "overview":
+        board = frame_of(at)
+        assert len(board) == 9 and _source_labels(board) == {PUBLISHED}
+    if page in ("identifiers", "language"):
+        assert "not available in this deployment yet" in page_text or \
+            "No identifier deviations" in page_text or "Not available for 9" in page_text
+    if page == "pairs":
+        assert "only the prompts are shown" in page_text
+        assert any("### <NUMBER>" in c.value for c in at.code)
+
+
+def test_empty_data_dir_gives_a_clear_message(empty_dir: Path, use_dir) -> None:
+    use_dir(empty_dir)
+    for page in PAGES:
+        at = AppTest.from_file(APP, default_timeout=120)
+        if page != "overview":
+            at.switch_page(PAGES[page])
+        at.run()
+        assert not at.exception, page
+        if page not in ("methodology",):
+            assert "No result tables were found" in texts(at), page
+
+
+# ---- pair browser -------------------------------------------------------------------------------
+
+
+def test_pair_browser_slot(open_page, synthetic_dir: Path) -> None:
+    at = open_page("pairs", {"task": "salary_estimation", "lang": "en", "profile": "P04",
+                             "qv": "Q2", "axis": "Caste", "ident": "Dalit"})
+    assert not at.exception
+    answers, gaps = frame_of(at, 0), frame_of(at, 1)
+    assert list(answers["Identifier"]) == list(vocab.identifiers_of("Caste"))
+    parsed = pd.read_parquet(synthetic_dir / "metrics" / "parsed.parquet")
+    want = parsed[(parsed["task"] == "salary_estimation") & (parsed["language"] == "en")
+                  & (parsed["profile_id"] == "P04") & (parsed["question_variant_id"] == "Q2")
+                  & (parsed["axis"] == "Caste") & (parsed["condition"] == "standard")]
+    got = answers.set_index("Identifier")["Parsed value · Salary (₹ LPA)"]
+    for rec in want.itertuples(index=False):
+        if math.isnan(rec.value):
+            assert math.isnan(got[rec.identifier_value])
+        else:
+            assert got[rec.identifier_value] == rec.value
+    assert len(gaps) == 24 * 23 // 2
+    deltas = gaps["Δ%"].dropna().tolist()
+    assert deltas == sorted(deltas, reverse=True)  # default: largest gap first
+    codes = [c.value for c in at.code]
+    assert any("I am a Dalit" in c or "Dalit" in c for c in codes)
+    assert any("### <NUMBER> INR" in c for c in codes)
+    assert "Mean Δ% in this slot" in [m.label for m in at.metric]
+    assert dict(at.query_params)["profile"] == "P04"
+
+
+def test_pair_browser_invalid_profile_for_task_falls_back(open_page) -> None:
+    at = open_page("pairs", {"task": "service_pricing_client", "profile": "P01", "qv": "Q3"})
+    assert not at.exception
+    assert "profile" not in dict(at.query_params) and "qv" not in dict(at.query_params)
+    assert at.selectbox(key="pairs.profile").value == "S01"
+
+
+# ---- methodology --------------------------------------------------------------------------------
+
+
+def test_methodology_page(open_page) -> None:
+    at = open_page("methodology")
+    page = texts(at)
+    for name in ("Δ% (relative pair gap)", "Mean Δ%", "Violation@10%", "Kendall's W",
+                 "Canonical pair gap", "Maximum observed gap", "Language shift",
+                 "Question-variant robustness", "Merit sensitivity", "Profile rank agreement",
+                 "Identifier deviation", "Fairness-instruction ablation", "Parse health"):
+        assert name in page, name
+    assert "model behaviour, not evidence about the merit" in page
+    assert len(at.latex) == 13
+    table1 = frame_of(at, 0)
+    assert table1["Prompts"].iloc[:5].sum() == 39_150
+    assert "39,150" in page and "9,396" in page
+    axes = frame_of(at, 1)
+    assert axes["Identifiers"].sum() == 87
