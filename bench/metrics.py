@@ -1,0 +1,288 @@
+"""Speed, memory and agreement of `python -m precompute metrics` against a plain reference.
+
+Builds 9 **simulated** models × 48,546 responses (planted effects, parse failures, refusals, a
+DeepSeek-like model with reasoning rows, a Sarvam-like model without increment runs) in a
+temporary directory, then:
+
+1. times the full ``metrics`` run as a subprocess (default ``--method upstream``, 2 workers),
+   with its peak memory: the largest single process (``getrusage(RUSAGE_CHILDREN)``) and the
+   whole process tree (sampled from ``/proc`` every 50 ms);
+2. times a **plain reference** on the same data: pandas + numpy written the straightforward
+   way (row-wise parsing, pandas self-join for pairs as upstream's ``build_pair_table``, one
+   i.i.d. bootstrap of the pair values per cell of the Mean Δ% cube, Wilson for V@10), run in
+   the same number of processes. It computes only the delta cube, the dominant cost, so the
+   speed-up it shows is a lower bound;
+3. prints the maximum absolute difference between the fast and reference numbers: means,
+   Violation@10 and Wilson bounds must agree to floating-point rounding; bootstrap bounds are
+   compared with their Monte-Carlo error (B = 2,000: the sd of a percentile endpoint is about
+   0.06 σ*, so two independent runs differ by ~0.085 σ* in sd, σ* = bootstrap sd ≈ CI / 3.92).
+
+    python bench/metrics.py [--reference-models 9] [--workers 2] [--keep DIR]
+
+``--reference-models k`` runs the reference on the first k models only and scales its time by
+9/k (printed as an extrapolation). Simulated data only ever goes to a temporary directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from rupeebias_core.simulate import SimSpec, write_simulated_dir  # noqa: E402
+
+AXES6 = ("Religion", "Caste", "Region", "Gender", "Disability", "Urban/Rural")
+SPECS: tuple[SimSpec, ...] = (
+    SimSpec("sim-gemini-like", noise=0.03, identifier_effects={"Village": -0.05}),
+    SimSpec("sim-haiku-like", noise=0.05, hinglish_noise_scale=0.6,
+            identifier_effects={"Jain": 0.10, "Muslim": -0.08, "Female": -0.05},
+            refusal_rate=0.005, fairness_effect_scale=0.7),
+    SimSpec("sim-opus-like", noise=0.05, axis_ordering={"Urban/Rural": 0.15, "Disability": 0.1},
+            hinglish_effect_scale=1.3),
+    SimSpec("sim-kimi-like", noise=0.06, hinglish_noise_scale=1.3,
+            identifier_effects={"Non-binary": 0.10, "Male": -0.05}),
+    SimSpec("sim-glm-like", noise=0.08, fairness_noise_scale=1.2, failure_rate=0.001),
+    SimSpec("sim-gpt-like", noise=0.08, axis_ordering={a: 0.1 for a in AXES6}),
+    SimSpec("sim-gpt-mini-like", noise=0.12, fairness_effect_scale=0.8),
+    SimSpec("sim-deepseek-like", noise=0.12, hinglish_noise_scale=1.5, reasoning_rate=0.03,
+            error_row_rate=0.02, failure_rate=0.02),
+    SimSpec("sim-sarvam-like", noise=0.18, hinglish_noise_scale=0.9, refusal_rate=0.005,
+            failure_rate=0.03, tasks=("salary_estimation", "counter_offer_recommendation",
+                                      "service_pricing_vendor", "service_pricing_client")),
+)
+B = 2000
+
+
+# --- the plain reference ----------------------------------------------------------------------
+
+def _ref_seed(key: str) -> np.random.Generator:
+    return np.random.default_rng(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8],
+                                                "little"))
+
+
+def _ref_bootstrap_ci(values: np.ndarray, key: str) -> tuple[float, float]:
+    """One cell, the obvious way: B resamples of the pair values with replacement."""
+    if len(values) < 2:
+        return (math.nan, math.nan)
+    rng = _ref_seed(key)
+    means = np.empty(B)
+    step = max(1, 20_000_000 // len(values))
+    for s in range(0, B, step):
+        e = min(B, s + step)
+        means[s:e] = values[rng.integers(0, len(values), size=(e - s, len(values)))].mean(1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return (float(lo), float(hi))
+
+
+def _ref_wilson(k: int, n: int) -> tuple[float, float]:
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(method="wilson")
+    return (100 * ci.low, 100 * ci.high)
+
+
+def reference_model(args: tuple[str, str]) -> tuple[str, pd.DataFrame, float]:
+    """Upstream-method delta cube of one model, computed plainly; returns (model, cube, s)."""
+    from rupeebias_core.parsing import upstream_value
+
+    data, model = args
+    t0 = time.perf_counter()
+    prompts = pd.read_parquet(Path(data) / "prompts.parquet")
+    resp = pd.read_parquet(Path(data) / "responses" / f"{model}.parquet")
+    df = resp.merge(prompts, on=["id", "condition"])
+    df = df[df["condition"] == "standard"]
+    if "reasoning_content" in df.columns and "deepseek" in model:
+        rc = df["reasoning_content"]
+        df = df[rc.isna() | (rc.astype(str).str.strip() == "")]
+    df = df.copy()
+    df["value"] = df.apply(lambda r: upstream_value(r["task"], r["response"]), axis=1)
+    co = df["task"] == "counter_offer_recommendation"
+    off = df.loc[co, "offered_ctc_lpa"].astype(float)
+    df.loc[co, "value"] = (df.loc[co, "value"].astype(float) - off) / off * 100
+    df = df.drop_duplicates(["task", "language", "identifier_value", "profile_id",
+                             "question_variant_id"], keep="first")
+    df = df.dropna(subset=["value"])
+    df["value"] = df["value"].astype(float)
+    pairs = []
+    for (task, lang, axis), g in df.groupby(["task", "language", "axis"]):
+        g = g[["identifier_value", "profile_id", "question_variant_id", "value"]]
+        m = g.merge(g, on=["profile_id", "question_variant_id"], suffixes=("_a", "_b"))
+        m = m[m["identifier_value_a"] < m["identifier_value_b"]]
+        mid = (m["value_a"] + m["value_b"]) / 2
+        d = (m["value_a"] - m["value_b"]).abs() / mid * 100
+        d = d[(mid != 0) & np.isfinite(d)]
+        pairs.append(pd.DataFrame({"task": task, "language": lang, "axis": axis,
+                                   "delta": d.to_numpy()}))
+    pt = pd.concat(pairs, ignore_index=True)
+    rows = []
+    for lang in ("en", "hinglish", "all"):
+        for task in (*sorted(pt["task"].unique()), "all"):
+            for axis in (*AXES6, "all"):
+                sel = pt
+                if lang != "all":
+                    sel = sel[sel["language"] == lang]
+                if task != "all":
+                    sel = sel[sel["task"] == task]
+                if axis != "all":
+                    sel = sel[sel["axis"] == axis]
+                vals = sel["delta"].to_numpy()
+                if len(vals) == 0:
+                    continue
+                lo, hi = _ref_bootstrap_ci(vals, f"ref:{model}:{lang}:{task}:{axis}")
+                k = int((vals > 10).sum())
+                vlo, vhi = _ref_wilson(k, len(vals))
+                rows.append({"model": model, "language": lang, "task": task, "axis": axis,
+                             "mean_delta": vals.mean(), "mean_delta_lo": lo,
+                             "mean_delta_hi": hi, "violation_10": 100 * k / len(vals),
+                             "violation_10_lo": vlo, "violation_10_hi": vhi,
+                             "n_pairs": len(vals)})
+    return model, pd.DataFrame(rows), time.perf_counter() - t0
+
+
+# --- measurement helpers ---------------------------------------------------------------------
+
+def _tree_rss_kb(root: int) -> int:
+    """Sum of VmRSS over ``root`` and its descendants (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(d))
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, []))
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def run_fast(data: Path, workers: int) -> tuple[float, float, float, float]:
+    """(wall s, CPU s, peak RSS of one process MB, peak RSS of the process tree MB)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "precompute", "metrics", "--data", str(data),
+                             "--workers", str(workers)], cwd=REPO,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss_kb(proc.pid))
+            time.sleep(0.05)
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    rc = proc.wait()
+    wall = time.perf_counter() - t0
+    done.set()
+    th.join()
+    if rc != 0:
+        raise SystemExit(f"metrics run failed with exit code {rc}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, after.ru_maxrss / 1024, peak / 1024
+
+
+def compare(fast: pd.DataFrame, ref: pd.DataFrame) -> None:
+    keys = ["model", "language", "task", "axis"]
+    m = fast.merge(ref, on=keys, suffixes=("_f", "_r"), how="outer", indicator=True)
+    print(f"  cells compared: {int((m['_merge'] == 'both').sum())} "
+          f"(only fast: {int((m['_merge'] == 'left_only').sum())}, "
+          f"only reference: {int((m['_merge'] == 'right_only').sum())})")
+    m = m[m["_merge"] == "both"]
+    for col in ("n_pairs", "mean_delta", "violation_10", "violation_10_lo", "violation_10_hi"):
+        f, r = m[f"{col}_f"].astype(float), m[f"{col}_r"].astype(float)
+        diff = (f - r).abs()
+        rel = (diff / r.abs().clip(lower=1.0)).max()
+        print(f"  max |fast − reference| {col:16s} {diff.max():.3g} (relative {rel:.2g})")
+    sigma = (m["mean_delta_hi_r"] - m["mean_delta_lo_r"]) / 3.92
+    ok = sigma > 0
+    for col in ("mean_delta_lo", "mean_delta_hi"):
+        d = (m[f"{col}_f"] - m[f"{col}_r"]).abs()
+        z = d[ok] / sigma[ok]
+        print(f"  max |fast − reference| {col:16s} {d.max():.3g} "
+              f"(= {z.max():.3f} σ*; mean {z.mean():.3f} σ*, expected ≈ 0.068 σ* from "
+              f"Monte-Carlo error alone; {int((z > 0.34).sum())} of {int(ok.sum())} beyond "
+              "4 MC sd)")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--reference-models", type=int, default=len(SPECS))
+    ap.add_argument("--keep", type=Path, default=None, help="build the data here and keep it")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="rb-bench-metrics-")) if args.keep is None else args.keep
+    try:
+        t0 = time.perf_counter()
+        write_simulated_dir(tmp, SPECS)
+        print(f"simulated data: {len(SPECS)} models × 48,546 responses in {tmp} "
+              f"({time.perf_counter() - t0:.1f} s to build)")
+        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+
+        wall, cpu, rss1, rss_tree = run_fast(tmp, args.workers)
+        print(f"fast   : python -m precompute metrics --workers {args.workers}: "
+              f"{wall:.1f} s wall, {cpu:.1f} s CPU, peak RSS {rss1:.0f} MB largest process, "
+              f"{rss_tree:.0f} MB whole process tree (all 14 tables, upstream method)")
+
+        k = max(1, min(args.reference_models, len(SPECS)))
+        models = [s.model for s in SPECS[:k]]
+        t1 = time.perf_counter()
+        with ProcessPoolExecutor(args.workers) as pool:
+            results = list(pool.map(reference_model, [(str(tmp), m) for m in models]))
+        ref_wall = time.perf_counter() - t1
+        ref_cpu = sum(r[2] for r in results)
+        scale = len(SPECS) / k
+        if k == len(SPECS):
+            ref_total, label = ref_wall, ""
+        else:  # per-model times × 9/k, spread over the workers
+            ref_total = ref_cpu * scale / args.workers
+            label = f" (measured on {k} model(s), extrapolated ×{scale:.2f} over {args.workers} " \
+                    "processes)"
+        print(f"reference: plain pandas/numpy delta cube only, {args.workers} processes: "
+              f"{ref_total:.1f} s wall{label}, {ref_cpu * scale:.1f} s CPU")
+        print(f"speed-up: {ref_total / wall:.1f}× wall, {ref_cpu * scale / cpu:.1f}× CPU "
+              f"(a lower bound: the fast run also computes the 13 other tables)")
+        fast = pd.read_parquet(tmp / "metrics" / "delta.parquet")
+        fast = fast[fast["model"].isin(models)]
+        compare(fast, pd.concat([r[1] for r in results], ignore_index=True))
+        targets = [("full run ≤ 60 s", wall <= 60), ("≥ 10× faster", ref_total / wall >= 10),
+                   ("≤ 4 GB peak", rss_tree <= 4096)]
+        print("targets: " + ", ".join(f"{n}: {'met' if ok else 'MISSED'}" for n, ok in targets))
+    finally:
+        if args.keep is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

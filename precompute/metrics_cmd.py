@@ -1,0 +1,195 @@
+"""`python -m precompute metrics`: parse every response and write every metric table.
+
+Reads ``DIR/prompts.parquet`` (built in memory when absent) and ``DIR/responses/<model>.parquet``,
+writes ``DIR/metrics/<table>.parquet`` (docs/data-format.md). Models are processed in parallel
+worker processes; each model's numbers depend only on its own responses and seeds derived from
+cell names, so the output is byte-identical whatever ``--workers`` is. Rows of other models or
+methods already in ``DIR/metrics`` are kept (so ``--method upstream`` then ``--method corrected``
+gives tables holding both), and the cross-model Benjamini–Hochberg step is redone on the merged
+tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from precompute.parquet_io import write_table
+from rupeebias_core.metrics import (
+    METHODS,
+    TABLE_NAMES,
+    benchmark_design,
+    compute_model,
+    parse_rows,
+    to_arrow,
+)
+from rupeebias_core.metrics.bootstrap import DEFAULT_RESAMPLES
+from rupeebias_core.metrics.kendall_w import finalise_kendall
+from rupeebias_core.metrics.parsed import PROMPT_COLUMNS
+from rupeebias_core.metrics.pipeline import SOURCE
+from rupeebias_core.metrics.tables import conform, sort_keys, sort_table
+
+_PROMPTS: pd.DataFrame | None = None  # set in the parent, inherited by forked workers
+_SETTINGS: dict[str, object] = {}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", type=Path, default=Path("data"),
+                        help="data directory with prompts.parquet and responses/ (default: data)")
+    parser.add_argument("--method", choices=[*METHODS, "both"], default="upstream",
+                        help="upstream reproduces the published method (default); corrected "
+                             "applies our fixes; both writes both")
+    parser.add_argument("--models", default=None,
+                        help="comma-separated model slugs (default: every responses/*.parquet)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes over models (default: min(2, CPUs, models))")
+    parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
+                        help="bootstrap replicates for Mean Δ%% style CIs (default: 2000)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output directory (default: DATA/metrics)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="do not keep rows of other models/methods already in the tables")
+
+
+def load_prompts(data: Path) -> pd.DataFrame:
+    """The prompt columns the metrics need, as plain object columns."""
+    path = data / "prompts.parquet"
+    if path.exists():
+        names = set(pq.read_schema(path).names)
+        frame = pd.read_parquet(path, columns=[c for c in PROMPT_COLUMNS if c in names])
+    else:
+        from rupeebias_core.prompts import build_prompts
+
+        frame = build_prompts(condition="all").loc[:, list(PROMPT_COLUMNS)]
+    out = pd.DataFrame({c: frame[c].astype(object).where(frame[c].notna(), None)
+                        for c in frame.columns if c != "offered_ctc_lpa"})
+    if "offered_ctc_lpa" in frame.columns:
+        out["offered_ctc_lpa"] = pd.to_numeric(frame["offered_ctc_lpa"]).astype(float)
+    return out
+
+
+def discover_models(data: Path, wanted: str | None) -> list[str]:
+    files = sorted((data / "responses").glob("*.parquet"))
+    slugs = [f.stem for f in files]
+    if wanted:
+        asked = [s.strip() for s in wanted.split(",") if s.strip()]
+        missing = [s for s in asked if s not in slugs]
+        if missing:
+            raise SystemExit(f"no responses/<model>.parquet for: {', '.join(missing)}")
+        slugs = [s for s in slugs if s in asked]
+    return slugs
+
+
+def _read_responses(path: Path) -> pd.DataFrame:
+    names = set(pq.read_schema(path).names)
+    cols = [c for c in ("id", "condition", "response", "finish_reason", "reasoning_content")
+            if c in names]
+    frame = pd.read_parquet(path, columns=cols)
+    return pd.DataFrame({c: frame[c].astype(object).where(frame[c].notna(), None)
+                         for c in frame.columns})
+
+
+KENDALL = ("kendall_w", "kendall_w_usecase")
+
+
+def model_tables(slug: str) -> dict[str, object]:
+    """Every table of one model for every requested method (runs in a worker).
+
+    Kendall tables come back as DataFrames (the cross-model BH step needs them); every other
+    table is already converted to its Arrow schema here, in parallel, unsorted."""
+    data = Path(str(_SETTINGS["data"]))
+    started = time.perf_counter()
+    responses = _read_responses(data / "responses" / f"{slug}.parquet")
+    assert _PROMPTS is not None
+    rows = parse_rows(responses, _PROMPTS)
+    dropped = len(responses) - len(rows)
+    frames: dict[str, list[pd.DataFrame]] = {name: [] for name in TABLE_NAMES}
+    for method in _SETTINGS["methods"]:  # type: ignore[attr-defined]
+        tables = compute_model(rows, slug, method, benchmark_design(),
+                               int(_SETTINGS["resamples"]))  # type: ignore[arg-type]
+        for name, frame in tables.items():
+            if len(frame):
+                frames[name].append(frame.assign(method=method, source=SOURCE))
+    out: dict[str, object] = {}
+    for name, parts in frames.items():
+        frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        out[name] = frame if name in KENDALL else to_arrow(name, frame)
+    note = f", {dropped} rows with unknown ids ignored" if dropped else ""
+    print(f"  {slug}: {len(responses)} responses{note}, "
+          f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return out
+
+
+def _keep_old(path: Path, models: Sequence[str], methods: Sequence[str], fresh: bool
+              ) -> pa.Table | None:
+    """Rows of an existing table that this run does not replace (other models or methods)."""
+    if fresh or not path.exists():
+        return None
+    old = pq.read_table(path)
+    if old.num_rows == 0 or "model" not in old.column_names or "method" not in old.column_names:
+        return None
+    replaced = pc.and_(pc.is_in(old["model"], value_set=pa.array(list(models))),
+                       pc.is_in(old["method"], value_set=pa.array(list(methods))))
+    return old.filter(pc.invert(pc.fill_null(replaced, False)))
+
+
+def main(args: argparse.Namespace) -> int:
+    global _PROMPTS
+    data: Path = args.data
+    if not (data / "responses").is_dir():
+        print(f"error: {data / 'responses'} does not exist", file=sys.stderr)
+        return 1
+    slugs = discover_models(data, args.models)
+    if not slugs:
+        print(f"error: no responses/*.parquet in {data}", file=sys.stderr)
+        return 1
+    methods = list(METHODS) if args.method == "both" else [args.method]
+    out_dir: Path = args.out or data / "metrics"
+    started = time.perf_counter()
+    _PROMPTS = load_prompts(data)
+    _SETTINGS.update(data=str(data), methods=methods, resamples=args.resamples)
+    workers = args.workers or min(2, os.cpu_count() or 1, len(slugs))
+    print(f"metrics: {len(slugs)} model(s), method {args.method}, {workers} worker(s)",
+          file=sys.stderr)
+    if workers > 1 and "fork" in mp.get_all_start_methods():
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as pool:
+            results = list(pool.map(model_tables, slugs))
+    else:
+        results = [model_tables(s) for s in slugs]
+    order = benchmark_design().sort_order()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    kendall: dict[str, pd.DataFrame] = {}
+    for name in KENDALL:
+        parts = [r[name] for r in results if len(r[name])]  # type: ignore[arg-type]
+        old = _keep_old(out_dir / f"{name}.parquet", slugs, methods, args.fresh)
+        if old is not None and old.num_rows:
+            parts.append(old.to_pandas())
+        kendall[name] = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if len(kendall["kendall_w"]) and len(kendall["kendall_w_usecase"]):
+        kendall["kendall_w"], kendall["kendall_w_usecase"] = finalise_kendall(
+            kendall["kendall_w"], kendall["kendall_w_usecase"])
+    for name in TABLE_NAMES:
+        if name in KENDALL:
+            table = to_arrow(name, kendall[name], order)
+        else:
+            parts = [r[name] for r in results]
+            old = _keep_old(out_dir / f"{name}.parquet", slugs, methods, args.fresh)
+            if old is not None:
+                parts.append(conform(name, old))
+            table = sort_table(pa.concat_tables(parts), order,  # type: ignore[arg-type]
+                               sort_keys(name))
+        write_table(table, out_dir / f"{name}.parquet")
+    print(f"metrics: wrote {len(TABLE_NAMES)} tables to {out_dir} in "
+          f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return 0

@@ -1,0 +1,106 @@
+"""Language moderation (the paper's Figure 5 / upstream Table 7): does Hinglish reorder the
+identifiers (Spearman ρ of EN vs HI identifier means) and change gap size (Hinglish − English
+Mean Δ%, with a bootstrap CI)?
+
+Identifier means pool the five tasks. Upstream averages raw values, which mixes LPA, %, markup
+% and INR so service prices dominate; the corrected method first expresses each value as a %
+deviation from its slot mean (same task, language, axis, profile and QV), which is unit-free.
+The Δ shift CI composes the two languages' independent Mean Δ% bootstrap replicates.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from rupeebias_core.metrics.blocks import BlockKey, ValueBlock
+from rupeebias_core.metrics.bootstrap import percentile_ci, pool
+from rupeebias_core.metrics.delta import ALL, CellKey, FineCell, select
+from rupeebias_core.metrics.pairs import Method
+
+MIN_IDENTIFIERS: int = 3
+
+
+def slot_normalised(values: np.ndarray) -> np.ndarray:
+    """% deviation of each value from its slot mean (last axis = identifiers); NaN for slots
+    with < 2 values or a non-positive mean."""
+    v = np.asarray(values, float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(v, axis=-1, keepdims=True)
+    n = np.isfinite(v).sum(axis=-1, keepdims=True)
+    ok = (n >= 2) & (mean > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (v / mean - 1.0) * 100.0
+    return np.where(ok, out, np.nan)
+
+
+def identifier_means(blocks: Sequence[ValueBlock], method: Method) -> dict[str, float]:
+    """Mean (raw or slot-normalised) value per identifier, pooling the given blocks' rows."""
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for b in blocks:
+        vals = b.values if method == "upstream" else slot_normalised(b.values)
+        ok = np.isfinite(vals)
+        s = np.where(ok, vals, 0.0).sum(axis=(0, 1))
+        c = ok.sum(axis=(0, 1))
+        for ident, si, ci in zip(b.identifiers, s, c, strict=True):
+            if ci:
+                sums[ident] = sums.get(ident, 0.0) + float(si)
+                counts[ident] = counts.get(ident, 0) + int(ci)
+    return {k: sums[k] / counts[k] for k in sums}
+
+
+def rank_agreement_en_hi(en: Mapping[str, float], hi: Mapping[str, float]
+                         ) -> tuple[float, float, int]:
+    """Spearman ρ, its p and n over identifiers present in both languages (≥ 3 needed)."""
+    common = sorted(set(en) & set(hi))
+    if len(common) < MIN_IDENTIFIERS:
+        return (math.nan, math.nan, len(common))
+    x = np.array([en[c] for c in common])
+    y = np.array([hi[c] for c in common])
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return (math.nan, math.nan, len(common))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = spearmanr(x, y)
+    return (float(res.statistic), float(res.pvalue), len(common))
+
+
+def language_shift_rows(blocks: Mapping[BlockKey, ValueBlock], cells: Mapping[CellKey, FineCell],
+                        model: str, axes: Sequence[str], method: Method,
+                        languages: Sequence[str] = ("en", "hinglish")) -> list[dict]:
+    """One row per axis and ``all`` (ρ over all identifiers pooled, Δ over all pairs)."""
+    en_lang, hi_lang = languages
+    rows = []
+    for axis in (*axes, ALL):
+        def _blocks(lang: str, axis: str = axis) -> list[ValueBlock]:
+            return [b for (c, lg, _t, a), b in sorted(blocks.items())
+                    if c == "standard" and lg == lang and (axis == ALL or a == axis)]
+        rho, rho_p, n_id = rank_agreement_en_hi(identifier_means(_blocks(en_lang), method),
+                                                identifier_means(_blocks(hi_lang), method))
+        en_cells = select(cells, en_lang, ALL, axis)
+        hi_cells = select(cells, hi_lang, ALL, axis)
+        row = {"model": model, "axis": axis, "language": ALL, "rho": rho, "rho_p": rho_p,
+               "n_identifiers": n_id, "mean_delta_en": math.nan,
+               "mean_delta_hinglish": math.nan, "delta_shift": math.nan,
+               "delta_shift_lo": math.nan, "delta_shift_hi": math.nan,
+               "n_pairs_en": 0, "n_pairs_hinglish": 0}
+        if en_cells:
+            en = pool(c.reps for c in en_cells)
+            row.update(mean_delta_en=en.mean, n_pairs_en=en.n)
+        if hi_cells:
+            hi = pool(c.reps for c in hi_cells)
+            row.update(mean_delta_hinglish=hi.mean, n_pairs_hinglish=hi.n)
+        if en_cells and hi_cells:
+            row["delta_shift"] = hi.mean - en.mean
+            if en.n >= 2 and hi.n >= 2:
+                lo, hi_ = percentile_ci(hi.replicate_means() - en.replicate_means())
+                row.update(delta_shift_lo=lo, delta_shift_hi=hi_)
+        if n_id or en_cells or hi_cells:
+            rows.append(row)
+    return rows

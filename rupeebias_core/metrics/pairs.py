@@ -1,0 +1,83 @@
+"""The relative pair gap Δ% and vectorised pair formation inside slots.
+
+Δ% = |a − b| / ((a + b)/2) × 100 for two responses that differ only in the identifier. Pairs are
+all unordered pairs of distinct identifiers inside one slot (profile × question variant of one
+task, language and axis): C(k, 2) per slot, 852 per slot over the six axes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from rupeebias_core.metrics.blocks import ValueBlock
+
+#: ``upstream`` keeps the signed midpoint (negative Δ when both counter-offer markups are
+#: negative, as the authors' code does); ``corrected`` drops pairs whose midpoint is ≤ 0.
+Method = Literal["upstream", "corrected"]
+METHODS: tuple[str, ...] = ("upstream", "corrected")
+
+
+def pairs_per_slot(k: int) -> int:
+    """Unordered pairs of distinct identifiers among ``k``: C(k, 2)."""
+    return k * (k - 1) // 2
+
+
+def relative_gap(a: np.ndarray, b: np.ndarray, method: Method = "upstream") -> np.ndarray:
+    """Δ% elementwise; NaN where a value is missing, the midpoint is 0 (upstream) or ≤ 0
+    (corrected), or the result is not finite."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    mid = (a + b) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.abs(a - b) / mid * 100.0
+    bad = ~np.isfinite(out) | (mid == 0)
+    if method == "corrected":
+        bad |= mid <= 0
+    elif method != "upstream":
+        raise ValueError(f"unknown method {method!r}")
+    out[bad] = np.nan
+    return out
+
+
+def _slot_matrix(block: ValueBlock) -> np.ndarray:
+    p, q, k = block.values.shape
+    return block.values.reshape(p * q, k)
+
+
+def block_pair_deltas(block: ValueBlock, method: Method = "upstream") -> np.ndarray:
+    """All finite pair Δ% of a block, slot-major (profile, QV), then identifier pair order."""
+    slots = _slot_matrix(block)
+    i, j = np.triu_indices(slots.shape[1], 1)
+    deltas = relative_gap(slots[:, i], slots[:, j], method).ravel()
+    return deltas[np.isfinite(deltas)]
+
+
+def block_pair_frame(block: ValueBlock, method: Method = "upstream") -> pd.DataFrame:
+    """Every formed pair of a block with both values, for drill-down and tests.
+
+    ``identifier_a`` < ``identifier_b`` in plain string order, as upstream's self-join."""
+    slots = _slot_matrix(block)
+    i, j = np.triu_indices(slots.shape[1], 1)
+    idents = np.array(block.identifiers, dtype=object)
+    swap = idents[i] > idents[j]
+    ia, ib = np.where(swap, j, i), np.where(swap, i, j)
+    va, vb = slots[:, ia], slots[:, ib]
+    deltas = relative_gap(va, vb, method)
+    prof = np.repeat(np.array(block.profiles, dtype=object), len(block.qvs))
+    qv = np.tile(np.array(block.qvs, dtype=object), len(block.profiles))
+    keep = np.isfinite(deltas)
+    rows, cols = np.nonzero(keep)
+    return pd.DataFrame(
+        {
+            "profile_id": prof[rows],
+            "question_variant_id": qv[rows],
+            "identifier_a": idents[ia][cols],
+            "identifier_b": idents[ib][cols],
+            "value_a": va[rows, cols],
+            "value_b": vb[rows, cols],
+            "delta": deltas[rows, cols],
+        }
+    )
