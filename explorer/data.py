@@ -1,6 +1,6 @@
 """The explorer's only door to the data: DuckDB views over the Parquet files in the data dir.
 
-Why this shape (see docs/_drafts/app.md):
+Why this shape (see docs/explorer.md):
 
 * one in-memory DuckDB connection per data-dir version, cached with ``st.cache_resource``;
   every query runs on its own ``cursor()`` because a DuckDB connection is not thread-safe and

@@ -47,7 +47,7 @@ DEFAULT_LOCAL_MODEL = "smollm2-135m-instruct"
 
 EndpointKind = Literal["local", "configured", "custom"]
 
-#: Environment variables read by :func:`load_config` (documented in docs/_drafts/try_prompt.md).
+#: Environment variables read by :func:`load_config` (documented in docs/try-a-prompt.md).
 ENV_PUBLIC_MODE = "RUPEEBIAS_PUBLIC_MODE"
 ENV_ENDPOINTS = "RUPEEBIAS_LIVE_ENDPOINTS"  # JSON list, same keys as [[live.endpoints]]
 ENV_LOCAL_MODEL = "RUPEEBIAS_LIVE_LOCAL_MODEL"  # 0/false hides the bundled model

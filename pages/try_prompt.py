@@ -2,7 +2,7 @@
 
 Everything but secrets is in the URL (``explorer.state``). A typed base URL and API key exist
 only as password-widget values for one run: they are passed to ``explorer.live.run_probe`` as
-arguments and the widgets are cleared right after the send (see docs/_drafts/try_prompt.md).
+arguments and the widgets are cleared right after the send (see docs/try-a-prompt.md).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from explorer import live, ui
+from explorer import live
 from explorer.state import PageState, Param, clean
 from explorer.state import parse as parse_param
 from rupeebias_core import benchmark as bm
@@ -121,7 +121,6 @@ def _fmt_ci(lo: float | None, hi: float | None) -> str:
 # --------------------------------------------------------------------------------------------
 # the page
 
-ui.ensure_router()
 st.title("Try a prompt")
 st.markdown(
     "Pick a benchmark slot — use case, profile, question and language — and identifiers that "
@@ -270,7 +269,7 @@ if endpoint is None or endpoint.kind != "custom":
 if endpoint is None:
     st.error("No live endpoint is configured. In public mode the operator must list endpoints "
              "in `.streamlit/secrets.toml` (`[[live.endpoints]]`) or `RUPEEBIAS_LIVE_ENDPOINTS`; "
-             "see docs/_drafts/try_prompt.md.", icon=":material/cloud_off:")
+             "see docs/try-a-prompt.md.", icon=":material/cloud_off:")
 else:
     st.selectbox("Endpoint", cfg.endpoint_names, key=_k("endpoint"),
                  format_func=lambda n: cfg.endpoint(n).label if cfg.endpoint(n) else n)

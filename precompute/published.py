@@ -5,7 +5,7 @@ plus the authors' two-decimal README version of Table 2 and the model card). Thi
 reshapes them into the metric-table layout of ``docs/data-format.md`` (same file and column names
 as the computed tables, ``source`` naming the paper table, ``method = 'upstream'``) and writes
 zstd Parquet with explicit schemas, so a rebuild is byte-identical. Nothing here estimates a value:
-whatever the paper does not state is null. Provenance notes: ``docs/_drafts/published.md``.
+whatever the paper does not state is null. Provenance notes: ``docs/published.md``.
 """
 
 from __future__ import annotations

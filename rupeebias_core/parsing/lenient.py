@@ -3,7 +3,7 @@
 Why a second parser: the upstream extractor (upstream.py) reads "25 lakhs" as 25 LPA,
 "1.2 crore" as 1.2 LPA and parses runner error text. This one understands how people in
 India write money, prefers the final `###` answer line, and says *why* a row is unusable.
-Every rule and threshold is documented in docs/methodology.md (draft: docs/_drafts/parsing.md).
+Every rule and threshold is documented in docs/parsing.md (summary in docs/methodology.md).
 """
 
 from __future__ import annotations

@@ -128,9 +128,9 @@ def test_methods_merge_into_the_same_tables(data_dir: Path, both_out: Path,
 
 
 def test_duckdb_drilldown_lists_every_pair_of_a_slot(data_dir: Path, both_out: Path) -> None:
-    """The query documented in docs/_drafts/metrics.md."""
+    """The query documented in docs/methodology.md (§4.7)."""
     out = both_out
-    query = (Path(__file__).parents[2] / "docs" / "_drafts" / "metrics.md").read_text()
+    query = (Path(__file__).parents[2] / "docs" / "methodology.md").read_text()
     sql = query.split("```sql\n", 1)[1].split("```", 1)[0]
     sql = (sql.replace("DIR/metrics/", f"{out}/").replace("DIR/", f"{data_dir}/")
            .replace("gpt-5.4", "sim-alpha"))

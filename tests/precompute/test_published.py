@@ -492,7 +492,7 @@ def test_keys_unique_sorted_and_one_preferred_row(built: dict[str, pa.Table]) ->
 
 
 # --------------------------------------------------------------------------------------------
-# paper-internal consistency of the transcription (documented in docs/_drafts/published.md)
+# paper-internal consistency of the transcription (documented in docs/published.md)
 
 
 def test_paper_1dp_table_2_is_half_up_rounding_of_readme_2dp(built: dict[str, pa.Table]) -> None:
@@ -511,7 +511,7 @@ def test_paper_1dp_table_2_is_half_up_rounding_of_readme_2dp(built: dict[str, pa
             assert Decimal(repr(paper_row[c])) == two.quantize(Decimal("0.1"), ROUND_HALF_UP), \
                 (paper_row["model"], paper_row["language"], c)
             ties += two.quantize(Decimal("0.01")) % Decimal("0.1") == Decimal("0.05")
-    assert ties == 12  # the .x5 cells, listed in docs/_drafts/published.md
+    assert ties == 12  # the .x5 cells, listed in docs/published.md
 
 
 def test_headline_20_2_is_mean_of_overall(built: dict[str, pa.Table]) -> None:

@@ -1,6 +1,6 @@
 """Table-driven tests for the lenient parser `rupeebias_core.parsing.parse`.
 
-Expected values are written by hand from the documented rules (docs/_drafts/parsing.md),
+Expected values are written by hand from the documented rules (docs/parsing.md),
 not copied from parser output.
 """
 
