@@ -1,0 +1,135 @@
+"""Prompts/s of the bundled SmolLM2-135M-Instruct under llama.cpp for several settings.
+
+Why: the full 48,546-prompt run must fit in <= 3 h on 2 cores (>= 4.5 prompts/s). Settings
+varied: server processes x threads per process, client concurrency, max_tokens, and prompt
+order (grouped by system prompt, as collect sends them, so llama.cpp reuses the KV cache of
+the shared prefix, versus shuffled). Each setting answers the same real prompts (mixed over
+the five tasks and both languages). "usable" = the upstream analysis parser extracts a number
+(rupeebias_core.parsing.upstream), the number the metrics need.
+
+    python bench/local_throughput.py [--n 40] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from precompute.client import ChatRequest, RetryPolicy, complete, make_client  # noqa: E402
+from precompute.serve_local import MODEL_ALIAS, LocalServer  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Setting:
+    processes: int
+    threads: int
+    concurrency: int
+    max_tokens: int
+    order: str = "grouped"
+
+
+def prompts(n: int) -> list[tuple[str, str, str]]:
+    """n real prompts, spread over tasks x languages, as (task, system, user)."""
+    from precompute.selection import Selection, load_selection
+
+    frame = load_selection(Selection(condition="standard", sample=4000, seed=11))
+    per = max(1, n // 10)
+    picked = frame.groupby(["task", "language"], sort=True).head(per).head(n)
+    return [(r.task, r.system_prompt, r.prompt) for r in picked.itertuples()]
+
+
+async def run_setting(urls: tuple[str, ...], items: list[tuple[str, str, str]],
+                      s: Setting) -> dict[str, float]:
+    from rupeebias_core.parsing.upstream import upstream_value
+
+    clients = [make_client(u, "sk-local", max_connections=s.concurrency + 2) for u in urls]
+    order = sorted(items, key=lambda t: (t[1], t[2])) if s.order == "grouped" else \
+        random.Random(5).sample(items, len(items))
+    sem = asyncio.Semaphore(s.concurrency)
+    load = [0] * len(clients)
+    policy = RetryPolicy(timeout_s=300, max_attempts=2)
+
+    async def one(task: str, system: str, user: str) -> tuple[str, object]:
+        i = min(range(len(clients)), key=lambda k: load[k])
+        load[i] += 1
+        try:
+            req = ChatRequest.chat(MODEL_ALIAS, user, system, max_tokens=s.max_tokens)
+            return task, await complete(clients[i], req, policy, semaphore=sem)
+        finally:
+            load[i] -= 1
+
+    t0 = time.perf_counter()
+    results = await asyncio.gather(*(one(*t) for t in order))
+    wall = time.perf_counter() - t0
+    for c in clients:
+        await c.close()
+    ok = [(t, r) for t, r in results if r.status == "ok"]  # type: ignore[attr-defined]
+    usable = sum(upstream_value(t, r.content) is not None for t, r in ok)  # type: ignore
+    lengths = [r.tokens_completion or 0 for _, r in ok]  # type: ignore[attr-defined]
+    cut = sum(r.finish_reason == "length" for _, r in ok)  # type: ignore[attr-defined]
+    rate = len(items) / wall
+    return {"rate": rate, "usable_frac": usable / len(items), "usable_per_h": rate * 3600 *
+            usable / len(items), "mean_out": statistics.fmean(lengths) if lengths else 0.0,
+            "cut": cut / len(items), "errors": len(items) - len(ok)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=40, help="prompts per setting (default 40)")
+    ap.add_argument("--quick", action="store_true", help="only three settings")
+    args = ap.parse_args()
+    items = prompts(args.n)
+    grid = [
+        Setting(1, 1, 1, 48), Setting(1, 2, 1, 48), Setting(1, 2, 2, 48),
+        Setting(2, 1, 2, 48), Setting(2, 1, 4, 48), Setting(2, 1, 2, 48, "shuffled"),
+        Setting(3, 1, 3, 48),
+        Setting(2, 1, 2, 16), Setting(2, 1, 2, 24), Setting(2, 1, 2, 96),
+        Setting(1, 2, 1, 24),
+    ]
+    if args.quick:  # the candidates for the full run
+        grid = [Setting(2, 1, 2, 16), Setting(2, 1, 2, 24), Setting(2, 1, 2, 48)]
+    load = os.getloadavg()
+    print(f"{len(items)} prompts per setting; 2 cores (load {load[0]:.2f} {load[1]:.2f} "
+          f"{load[2]:.2f}); SmolLM2-135M-Instruct Q4_1 via llama_cpp.server\n")
+    head = (f"{'procs':>5} {'thr':>3} {'conc':>4} {'max_tok':>7} {'order':>8} | "
+            f"{'prompts/s':>9} {'mean out':>8} {'cut':>5} {'usable':>6} {'usable/h':>9} "
+            f"{'48,546 in':>9}")
+    print(head)
+    print("-" * len(head))
+    best: tuple[float, Setting] | None = None
+    by_server: dict[tuple[int, int], list[Setting]] = {}
+    for s in grid:
+        by_server.setdefault((s.processes, s.threads), []).append(s)
+    for (procs, threads), settings in by_server.items():
+        with LocalServer(processes=procs, threads=threads) as srv:
+            asyncio.run(run_setting(srv.base_urls, items[:2 * procs],
+                                    Setting(procs, threads, procs, 8)))  # warm-up
+            for s in settings:
+                m = asyncio.run(run_setting(srv.base_urls, items, s))
+                hours = 48_546 / m["rate"] / 3600
+                print(f"{s.processes:>5} {s.threads:>3} {s.concurrency:>4} {s.max_tokens:>7} "
+                      f"{s.order:>8} | {m['rate']:>9.2f} {m['mean_out']:>8.1f} "
+                      f"{m['cut']:>5.0%} {m['usable_frac']:>6.0%} {m['usable_per_h']:>9,.0f} "
+                      f"{hours:>8.2f}h" + (f"  errors={m['errors']}" if m["errors"] else ""),
+                      flush=True)
+                if best is None or m["usable_per_h"] > best[0]:
+                    best = (m["usable_per_h"], s)
+    if best:
+        print(f"\nbest usable-responses/hour: {best[0]:,.0f} with {best[1]}")
+    load = os.getloadavg()
+    print(f"load at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""`precompute.selection`: deterministic, pair-preserving samples and input validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from precompute.selection import Selection, SelectionError, load_selection
+
+SLOT = ["task", "language", "condition", "axis", "profile_id", "question_variant_id"]
+
+
+def test_sample_is_stable_nested_and_keeps_pairs() -> None:
+    s100 = load_selection(Selection(tasks=("salary_estimation",), sample=100))
+    again = load_selection(Selection(tasks=("salary_estimation",), sample=100))
+    s40 = load_selection(Selection(tasks=("salary_estimation",), sample=40))
+    assert len(s100) == 100 and s100.id.tolist() == again.id.tolist()
+    assert set(s40.id) <= set(s100.id)
+    assert s100.id.tolist() == sorted(s100.id)
+    sizes = s100.groupby(SLOT).size()
+    assert (sizes >= 2).sum() >= len(sizes) - 1  # whole slots: at most the last is partial
+    other = load_selection(Selection(tasks=("salary_estimation",), sample=100, seed=7))
+    assert set(other.id) != set(s100.id)
+
+
+def test_smoke_is_five_per_task_language_condition() -> None:
+    sm = load_selection(Selection(tasks=("salary_estimation", "service_pricing_client"),
+                                  condition="all", smoke=True))
+    counts = sm.groupby(["task", "language", "condition"]).size()
+    assert counts.tolist() == [5] * 6  # salary x2 conditions x2 langs + client x2 langs
+
+
+def test_full_selection_counts() -> None:
+    assert len(load_selection(Selection(condition="fairness"))) == 9_396
+    assert len(load_selection(Selection(tasks=("service_pricing_vendor",),
+                                        languages=("hinglish",)))) == 1_566
+
+
+def test_prompts_file_validation(tmp_path: Path) -> None:
+    base = pd.DataFrame({"id": ["a", "b"], "task": ["t", "t"], "language": ["en", "en"],
+                         "condition": ["standard", "standard"], "prompt": ["p", "q"],
+                         "system_prompt": ["s", "s"]})
+    ok = tmp_path / "ok.parquet"
+    base.to_parquet(ok)
+    assert load_selection(Selection(prompts_path=ok)).id.tolist() == ["a", "b"]
+    missing = tmp_path / "missing.parquet"
+    base.drop(columns="prompt").to_parquet(missing)
+    with pytest.raises(SelectionError, match="lacks required column"):
+        load_selection(Selection(prompts_path=missing))
+    empty = tmp_path / "empty.parquet"
+    base.assign(prompt=["p", ""]).to_parquet(empty)
+    with pytest.raises(SelectionError, match="empty 'prompt'"):
+        load_selection(Selection(prompts_path=empty))
+    badcond = tmp_path / "badcond.parquet"
+    base.assign(condition=["standard", "weird"]).to_parquet(badcond)
+    with pytest.raises(SelectionError, match="unknown condition"):
+        load_selection(Selection(prompts_path=badcond))
+    with pytest.raises(SelectionError, match="not found"):
+        load_selection(Selection(prompts_path=tmp_path / "nope.parquet"))
+    with pytest.raises(SelectionError, match="matches no prompts"):
+        load_selection(Selection(prompts_path=ok, languages=("hinglish",)))
