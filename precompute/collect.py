@@ -33,6 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from precompute import estimate as est_mod
 from precompute.client import ChatRequest, ChatResult, RetryPolicy, complete, make_client
@@ -183,6 +184,55 @@ def build_plan(frame: pd.DataFrame, cfg: RunConfig) -> list[PlanItem]:
             system_prompt_sha256=sha256_text(system), prompt_sha256=sha256_text(str(row.prompt)),
         ))
     return plan
+
+
+_RESULT_KEYS = ("response", "finish_reason", "error", "reasoning_content", "model_returned",
+                "system_fingerprint", "tokens_prompt", "tokens_completion", "latency_s",
+                "started_at", "finished_at", "attempts", "http_status", "response_id")
+
+
+def _plain(value: Any) -> Any:
+    """A Parquet cell as the plain JSON value the store holds (null for missing/NaN)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def seed_store_from_parquet(store: ResponseStore, plan: list[PlanItem], cfg: RunConfig,
+                            path: Path) -> int:
+    """Load finished answers from an existing responses Parquet into an empty store.
+
+    The store is a local, gitignored cache; the Parquet is what gets committed. Seeding lets a
+    fresh checkout (a new machine, a later session) resume a long run from the committed file
+    instead of re-sending everything. Only rows whose cache key matches this run's request
+    exactly (same endpoint, body and sample index) and that finished (`ok`/`empty`) are taken.
+    """
+    if not path.exists():
+        return 0
+    by_key = {item.cache_key: item for item in plan}
+    known = store.statuses(by_key)
+    try:
+        frame = pq.read_table(path).to_pandas()
+    except Exception as exc:  # noqa: BLE001 - a corrupt file must not stop a run
+        print(f"warning: cannot read {path} to resume from ({exc}); ignoring it", file=sys.stderr)
+        return 0
+    if "cache_key" not in frame or "status" not in frame:
+        return 0
+    frame = frame[frame["status"].isin(["ok", "empty"]) & frame["cache_key"].isin(by_key)]
+    results = []
+    for row in frame.to_dict("records"):
+        item = by_key[row["cache_key"]]
+        if known.get(item.cache_key) in ("ok", "empty"):
+            continue
+        result = {k: _plain(row.get(k)) for k in _RESULT_KEYS}
+        results.append(StoredResult(
+            cache_key=item.cache_key, status=str(row["status"]), request=item.request.body(),
+            result=result, finished_at=str(row.get("finished_at") or ""),
+            config_hash=cfg.config_hash, id=item.id, condition=item.condition,
+            item=item.item_record(cfg)))
+    if results:
+        store.put_many(results)
+    return len(results)
 
 
 def result_record(res: ChatResult) -> dict[str, Any]:
@@ -520,6 +570,10 @@ def _main(args: argparse.Namespace) -> int:
     started_at = _now()
     try:
         store.register_config(cfg.config_hash, asdict(cfg), started_at)
+        seeded = seed_store_from_parquet(store, plan, cfg, parquet_path)
+        if seeded:
+            print(f"resume: loaded {seeded:,} finished answers from {parquet_path}",
+                  file=sys.stderr)
         known = store.statuses(p.cache_key for p in plan)
         cached = [p for p in plan if known.get(p.cache_key) in ("ok", "empty")]
         # Cache hits become rows of this configuration without a request.
