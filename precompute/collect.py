@@ -63,7 +63,7 @@ SCHEMA = pa.schema([
     ("tokens_prompt", pa.int64()), ("tokens_completion", pa.int64()),
     ("latency_s", pa.float64()), ("started_at", pa.string()), ("finished_at", pa.string()),
     ("sample_index", pa.int64()),
-    # additions (never renamed; see docs/_drafts/collect.md)
+    # additions (never renamed; see docs/collect.md)
     ("task", pa.string()), ("language", pa.string()), ("status", pa.string()),
     ("model_requested", pa.string()), ("reasoning_effort", pa.string()),
     ("prompt_sha256", pa.string()), ("attempts", pa.int64()), ("n_sends", pa.int64()),
