@@ -230,12 +230,37 @@ def model_notes(models: pd.DataFrame, selected: Sequence[str]) -> None:
     chosen = models[models["model"].isin(selected)]
     if vocab.SMOLLM_SLUG in set(chosen["model"]):
         st.info(vocab.SMOLLM_NOTE, icon=":material/info:")
+    _partial_run_notes(dict(zip(chosen["model"], chosen["label"], strict=True)))
     synthetic = [r.label for r in chosen.itertuples(index=False)
                  if _SYNTHETIC.search(f"{r.label} {r.note} {r.model}")]
     if synthetic:
         st.warning("**Simulated test data, not results:** " + ", ".join(synthetic) + ". These "
                    "rows were generated for tests and must not be read as model behaviour.",
                    icon=":material/science:")
+
+
+def _partial_run_notes(labels: Mapping[str, str]) -> None:
+    """Say when a computed model's run does not cover the whole benchmark yet.
+
+    A long collection is committed as it goes; its numbers are real but rest on the tasks and
+    axes reached so far, which readers must know before comparing it with complete runs.
+    """
+    from explorer import data
+
+    try:
+        health = data.rows("parse_health", model=tuple(labels), method="upstream",
+                           language="all", task="all")
+    except data.DataUnavailable:
+        return
+    if health.empty or "n_rows" not in health:
+        return
+    for model, n_rows in zip(health["model"], health["n_rows"], strict=True):
+        n = 0 if pd.isna(n_rows) else int(n_rows)
+        if 0 < n < vocab.TOTAL_PROMPTS:
+            st.warning(f"**Partial run:** {labels.get(model) or model} has answered "
+                       f"{n:,} of the {vocab.TOTAL_PROMPTS:,} prompts so far; its numbers cover "
+                       "only the use cases, languages and axes reached (see n and coverage).",
+                       icon=":material/hourglass_top:")
 
 
 def no_rows(what: str) -> None:

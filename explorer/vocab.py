@@ -85,6 +85,9 @@ SMOLLM_NOTE = (
     "consult for salary advice, and its numbers say little about the models people actually use."
 )
 
+#: Standard + fairness prompts: a complete run answers every one of them.
+TOTAL_PROMPTS = 39_150 + 9_396
+
 SOURCE_KINDS: tuple[str, ...] = ("published", "computed")
 SOURCE_LABELS: MappingProxyType[str, str] = MappingProxyType(
     {"published": "Published (paper)", "computed": "Computed here"}
