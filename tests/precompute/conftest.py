@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -62,3 +63,18 @@ def run_collect_subprocess(argv: list[str],
     return subprocess.run([sys.executable, "-m", "precompute", *argv], cwd=REPO,
                           env=subprocess_env(), capture_output=True, text=True, timeout=timeout,
                           check=False)
+
+
+def committed_rows(db: Path) -> int:
+    """Responses committed to a collect store so far (0 while it does not exist yet); read-only,
+    so it is safe to poll while a collect process is writing."""
+    if not db.exists():
+        return 0
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+        try:
+            return int(con.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0

@@ -26,6 +26,7 @@ from tests.precompute.conftest import (
     FAKE_KEY,
     REPO,
     collect_args,
+    committed_rows,
     run_collect,
     run_collect_subprocess,
     subprocess_env,
@@ -202,19 +203,6 @@ def test_missing_key_and_bad_prompts_file(fake_server: FakeOpenAIServer, small_p
     assert fake_server.count() == 0
 
 
-def _committed(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-        try:
-            return int(con.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
-
-
 def _committed_messages(db: Path) -> list[str]:
     """The messages of every committed request, as canonical JSON."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -239,7 +227,7 @@ def test_sigkill_mid_run_then_resume_exactly_once(small_prompts: Path, tmp_path:
                                 env=subprocess_env(), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
-        while _committed(db) < 15 and time.monotonic() < deadline and proc.poll() is None:
+        while committed_rows(db) < 15 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.01)
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
@@ -270,7 +258,7 @@ def test_interrupt_exports_what_is_done(small_prompts: Path, tmp_path: Path, sig
                                 env=subprocess_env(), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
-        while _committed(db) < 5 and time.monotonic() < deadline:
+        while committed_rows(db) < 5 and time.monotonic() < deadline:
             time.sleep(0.01)
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)

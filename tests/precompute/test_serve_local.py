@@ -17,7 +17,7 @@ import pytest
 
 from precompute import serve_local
 from precompute.client import ChatRequest, RetryPolicy, complete, make_client
-from tests.precompute.conftest import FAKE_KEY, REPO, subprocess_env
+from tests.precompute.conftest import FAKE_KEY, REPO, committed_rows, subprocess_env
 
 HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 needs_model = pytest.mark.skipif(
@@ -108,7 +108,8 @@ def test_collect_end_to_end_with_the_bundled_model(tmp_path: Path) -> None:
     """No --base-url: collect starts SmolLM2, answers real prompts, stops the server."""
     argv = [sys.executable, "-m", "precompute", "collect", "--smoke", "--tasks",
             "salary_estimation", "--languages", "en", "--data", str(tmp_path),
-            "--max-tokens", "24", "--local-servers", "1", "--no-progress"]
+            "--max-tokens", "24", "--local-servers", "1", "--no-progress",
+            "--local-backend", "llama-cpp-python"]
     proc = subprocess.Popen(argv, cwd=REPO, env=subprocess_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     started: set[int] = set()
@@ -141,13 +142,13 @@ def test_collect_end_to_end_with_the_bundled_model(tmp_path: Path) -> None:
 def test_sigint_stops_the_local_server(tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "precompute", "collect", "--sample", "400", "--tasks",
             "salary_estimation", "--data", str(tmp_path), "--max-tokens", "48",
-            "--local-servers", "1", "--no-progress"]
+            "--local-servers", "1", "--no-progress", "--local-backend", "llama-cpp-python"]
     proc = subprocess.Popen(argv, cwd=REPO, env=subprocess_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     db = tmp_path / "responses" / "smollm2-135m-instruct.store" / "responses.sqlite"
     started: set[int] = set()
     deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and proc.poll() is None and _rows(db) < 3:
+    while time.monotonic() < deadline and proc.poll() is None and committed_rows(db) < 3:
         started |= _servers_of(proc.pid)
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
@@ -181,18 +182,3 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
-
-
-def _rows(db: Path) -> int:
-    import sqlite3
-
-    if not db.exists():
-        return 0
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-        try:
-            return int(con.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
