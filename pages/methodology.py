@@ -22,7 +22,9 @@ METRICS: list[tuple[str, str, str]] = [
      r"\text{Mean}\,\Delta\% = \frac{1}{N}\sum_{i=1}^{N} \Delta_i\%",
      "The average Δ% over every pair behind a cell. Pooled cells (all use cases, all axes, "
      "both languages) average the pairs themselves, so axes with many identities (Region: 30, "
-     "Caste: 24) weigh most. 95% CI: percentile bootstrap over pairs, 2,000 resamples."),
+     "Caste: 24) weigh most. 95% CI: percentile bootstrap, 2,000 resamples — over pairs in the "
+     "upstream (published) method; over comparison slots in the corrected method, because the "
+     "pairs of one slot reuse the same few answers."),
     ("Violation@10% (V@10)",
      r"\text{V@}10 = \frac{|\{i : \Delta_i\% > 10\}|}{N} \times 100",
      "The share of pairs whose answers differ by more than 10% — a materiality threshold, not "

@@ -19,6 +19,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                            "build llama.cpp's batching server for the local model"),
     "import-upstream": ("precompute.import_upstream", "import the authors' released runs/ folder"),
     "metrics": ("precompute.metrics_cmd", "compute every metric table from raw responses"),
+    "status": ("precompute.run_status", "how far a computed run has got, with its headline "
+                                        "numbers"),
     "published": ("precompute.published", "rebuild data/published/ from the transcribed tables"),
 }
 

@@ -627,16 +627,29 @@ def _main(args: argparse.Namespace) -> int:
 
         interrupted = False
         progress = Progress(total=len(to_send), validator=_strict_validator())
+
+        digest = prompts_sha256(frame)  # once: ~0.7 s for the full prompt set
+
+        def checkpoint() -> None:
+            """Parquet, then a manifest that describes exactly it (``in_progress``): a copy
+            taken mid-run is a consistent snapshot to commit."""
+            n = export_parquet(store, cfg, parquet_path)
+            write_manifest(manifest_path, _manifest(
+                cfg, args, sel, frame, plan, cached, to_send, progress,
+                store.counts(cfg.config_hash), n, started_at, False, local, concurrency,
+                servers, in_progress=True, prompts_digest=digest))
+
         try:
             if to_send:
                 _send(to_send, cfg, args, api_key, local, servers, concurrency, store,
-                      parquet_path, progress)
+                      checkpoint, progress)
         except KeyboardInterrupt:
             interrupted = True
         n_rows = export_parquet(store, cfg, parquet_path)
         counts = store.counts(cfg.config_hash)
         manifest = _manifest(cfg, args, sel, frame, plan, cached, to_send, progress, counts,
-                             n_rows, started_at, interrupted, local, concurrency, servers)
+                             n_rows, started_at, interrupted, local, concurrency, servers,
+                             prompts_digest=digest)
         write_manifest(manifest_path, manifest)
     finally:
         store.close()
@@ -667,7 +680,7 @@ def _now() -> str:
 
 def _send(to_send: list[PlanItem], cfg: RunConfig, args: argparse.Namespace, api_key: str,
           local: bool, servers: int, concurrency: int, store: ResponseStore,
-          parquet_path: Path, progress: Progress) -> None:
+          checkpoint: Callable[[], None], progress: Progress) -> None:
     from tqdm import tqdm
 
     from precompute import serve_local
@@ -693,7 +706,7 @@ def _send(to_send: list[PlanItem], cfg: RunConfig, args: argparse.Namespace, api
         clients = make_clients(base_urls, api_key, concurrency, args.timeout)
         runner = Runner(plan=to_send, cfg=cfg, clients=clients, policy=policy,
                         concurrency=concurrency, writer=writer, progress=progress,
-                        flush=lambda: export_parquet(store, cfg, parquet_path),
+                        flush=checkpoint,
                         flush_every=args.flush_every, flush_seconds=args.flush_seconds)
 
         async def go() -> None:
@@ -734,7 +747,9 @@ def make_clients(base_urls: list[str], api_key: str, concurrency: int,
 def _manifest(cfg: RunConfig, args: argparse.Namespace, sel: Selection, frame: pd.DataFrame,
               plan: list[PlanItem], cached: list[PlanItem], to_send: list[PlanItem],
               progress: Progress, counts: dict[str, int], n_rows: int, started_at: str,
-              interrupted: bool, local: bool, concurrency: int, servers: int) -> dict[str, Any]:
+              interrupted: bool, local: bool, concurrency: int, servers: int,
+              in_progress: bool = False, prompts_digest: str | None = None
+              ) -> dict[str, Any]:
     from precompute import serve_local
 
     sys_hashes = sorted({(p.task, p.condition, p.system_prompt_sha256) for p in plan})
@@ -757,7 +772,7 @@ def _manifest(cfg: RunConfig, args: argparse.Namespace, sel: Selection, frame: p
         },
         "config_hash": cfg.config_hash,
         "selection": sel.describe(),
-        "prompts_sha256": prompts_sha256(frame),
+        "prompts_sha256": prompts_digest or prompts_sha256(frame),
         "prompts_file_sha256": _file_sha(sel.prompts_path) if sel.prompts_path else None,
         "system_prompt_sha256": [{"task": t, "condition": c, "sha256": h}
                                  for t, c, h in sys_hashes],
@@ -781,6 +796,7 @@ def _manifest(cfg: RunConfig, args: argparse.Namespace, sel: Selection, frame: p
         "started_at": started_at,
         "ended_at": _now(),
         "interrupted": interrupted,
+        "in_progress": in_progress,
         "environment": environment(),
     }
     if local:

@@ -42,12 +42,25 @@ MAX_STRATA: int = 16
 
 @dataclass(frozen=True, eq=False)
 class Replicates:
-    """A sample's size and sum, and its bootstrap replicates as (Σw·x, Σw) per replicate."""
+    """A sample's size and sum, and its bootstrap replicates as (Σw·x, Σw) per replicate.
+
+    ``n_units`` is the number of resampled units (values, or clusters for a cluster bootstrap;
+    None = n); an interval needs at least two."""
 
     n: int
     total: float
     sums: np.ndarray = field(repr=False)
     weights: np.ndarray = field(repr=False)
+    n_units: int | None = None
+
+    @property
+    def units(self) -> int:
+        return self.n if self.n_units is None else self.n_units
+
+    @property
+    def has_ci(self) -> bool:
+        """At least two values and two resampled units: an interval means something."""
+        return self.n >= 2 and self.units >= 2
 
     @property
     def mean(self) -> float:
@@ -59,8 +72,8 @@ class Replicates:
             return np.where(self.weights > 0, self.sums / self.weights, np.nan)
 
     def ci(self, alpha: float = ALPHA) -> tuple[float, float]:
-        """Percentile interval (NaN when fewer than 2 values, as upstream)."""
-        if self.n < 2:
+        """Percentile interval (NaN when fewer than 2 values or units, as upstream)."""
+        if not self.has_ci:
             return (math.nan, math.nan)
         return percentile_ci(self.replicate_means(), alpha)
 
@@ -137,6 +150,34 @@ def poisson_replicates(
     return Replicates(n, total, sums, c.sum(axis=1))
 
 
+def cluster_poisson_replicates(
+    cluster_sums: Iterable[float] | np.ndarray, cluster_counts: Iterable[float] | np.ndarray,
+    key: str, n_resamples: int = DEFAULT_RESAMPLES
+) -> Replicates:
+    """Poisson bootstrap over clusters, seeded from ``key``: every cluster gets one Poisson(1)
+    weight shared by all its values, so a replicate is (Σ w_c·S_c, Σ w_c·n_c).
+
+    Why: the pairs of one comparison slot all reuse the same few responses (each response
+    enters k − 1 pairs), so they are not independent and a pair-level bootstrap understates the
+    uncertainty. Resampling whole slots keeps that dependence. Exact (no strata), and cluster
+    replicates pool with :func:`pool` like any other."""
+    sums = np.asarray(list(cluster_sums) if not isinstance(cluster_sums, np.ndarray)
+                      else cluster_sums, dtype=float)
+    counts = np.asarray(list(cluster_counts) if not isinstance(cluster_counts, np.ndarray)
+                        else cluster_counts, dtype=float)
+    if sums.shape != counts.shape:
+        raise ValueError("cluster_sums and cluster_counts differ in length")
+    keep = counts > 0
+    sums, counts = sums[keep], counts[keep]
+    rng = rng_for(key)
+    if sums.size == 0:
+        zeros = np.zeros(n_resamples)
+        return Replicates(0, 0.0, zeros, zeros.copy())
+    w = rng.poisson(1.0, size=(n_resamples, sums.size)).astype(float)
+    return Replicates(int(counts.sum()), float(sums.sum()), w @ sums, w @ counts,
+                      n_units=int(sums.size))
+
+
 def pool(parts: Iterable[Replicates]) -> Replicates:
     """Replicates of the union of independent samples: sizes, sums and weights add exactly."""
     parts = list(parts)
@@ -147,6 +188,8 @@ def pool(parts: Iterable[Replicates]) -> Replicates:
         float(sum(p.total for p in parts)),
         np.sum([p.sums for p in parts], axis=0),
         np.sum([p.weights for p in parts], axis=0),
+        n_units=(None if all(p.n_units is None for p in parts)
+                 else sum(p.units for p in parts)),
     )
 
 

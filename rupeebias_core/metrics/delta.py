@@ -5,6 +5,10 @@ Pairs are formed once per fine cell (one task × language × axis); pooled cells
 *pairs* (pair-weighted, as the paper's Table 2). Each fine cell's bootstrap is drawn once, seeded
 from ``delta:{model}:{task}:{language}:{axis}``, and pooled cells add the fine cells' replicates
 (see :mod:`rupeebias_core.metrics.bootstrap`), so the whole cube is one coherent bootstrap world.
+
+The ``upstream`` method resamples pairs, as the paper; ``corrected`` resamples comparison slots
+(profile × question variant), because all pairs of a slot share its responses
+(docs/methodology.md §4.3, row 12).
 """
 
 from __future__ import annotations
@@ -20,11 +24,12 @@ from rupeebias_core.metrics.blocks import BlockKey, ValueBlock
 from rupeebias_core.metrics.bootstrap import (
     DEFAULT_RESAMPLES,
     Replicates,
+    cluster_poisson_replicates,
     percentile_ci,
     poisson_replicates,
     pool,
 )
-from rupeebias_core.metrics.pairs import Method, block_pair_deltas
+from rupeebias_core.metrics.pairs import Method, block_pair_deltas, block_slot_sums
 from rupeebias_core.metrics.violation import DEFAULT_TAU, count_violations, violation_from_counts
 
 ALL = "all"
@@ -81,8 +86,11 @@ def fine_cells(
         if deltas.size == 0:
             continue
         k, _ = count_violations(deltas, tau)
-        reps = poisson_replicates(deltas, delta_seed_key(model, task, lang, axis, cond),
-                                  n_resamples)
+        key = delta_seed_key(model, task, lang, axis, cond)
+        if method == "corrected":
+            reps = cluster_poisson_replicates(*block_slot_sums(block, method), key, n_resamples)
+        else:
+            reps = poisson_replicates(deltas, key, n_resamples)
         out[(lang, task, axis)] = FineCell(lang, task, axis, k, reps)
     return out
 
@@ -153,7 +161,7 @@ def unweighted_mean_ci(parts: Sequence[Replicates]) -> tuple[float, float, float
     if not parts:
         return (math.nan, math.nan, math.nan)
     point = float(np.mean([p.mean for p in parts]))
-    if any(p.n < 2 for p in parts):
+    if not all(p.has_ci for p in parts):
         return (point, math.nan, math.nan)
     reps = np.mean([p.replicate_means() for p in parts], axis=0)
     lo, hi = percentile_ci(reps)

@@ -36,7 +36,7 @@ def fairness_rows(std_cells: Mapping[CellKey, FineCell], fair_cells: Mapping[Cel
         s = float(np.mean([c.reps.mean for c in std]))
         f = float(np.mean([c.reps.mean for c in fair]))
         lo = hi = math.nan
-        if all(c.n_pairs >= 2 for c in (*std, *fair)):
+        if all(c.reps.has_ci for c in (*std, *fair)):
             rs = np.mean([c.reps.replicate_means() for c in std], axis=0)
             rf = np.mean([c.reps.replicate_means() for c in fair], axis=0)
             lo, hi = percentile_ci(rf - rs)

@@ -98,7 +98,7 @@ def language_shift_rows(blocks: Mapping[BlockKey, ValueBlock], cells: Mapping[Ce
             row.update(mean_delta_hinglish=hi.mean, n_pairs_hinglish=hi.n)
         if en_cells and hi_cells:
             row["delta_shift"] = hi.mean - en.mean
-            if en.n >= 2 and hi.n >= 2:
+            if en.has_ci and hi.has_ci:
                 lo, hi_ = percentile_ci(hi.replicate_means() - en.replicate_means())
                 row.update(delta_shift_lo=lo, delta_shift_hi=hi_)
         if n_id or en_cells or hi_cells:

@@ -330,3 +330,30 @@ def test_parquet_is_rewritten_periodically_during_a_run(small_prompts: Path,
     partial = sorted({n for n in seen if 0 < n < 80})
     assert len(partial) >= 3 and all(n >= 10 for n in partial)
     assert len(pd.read_parquet(out_path)) == 80
+
+
+def test_each_periodic_flush_writes_a_manifest_that_matches_the_parquet(
+        small_prompts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mid-run, the Parquet and manifest on disk describe the same rows, so a long run can be
+    copied and committed without stopping it."""
+    import precompute.collect as collect_mod
+
+    real = collect_mod.write_manifest
+    seen: list[tuple[bool, int, int]] = []
+
+    def spy(path: Path, manifest: dict) -> Path:
+        rows = len(pd.read_parquet(path.parent / "test-model.parquet"))
+        seen.append((manifest["in_progress"], manifest["counts"]["rows_in_parquet"], rows))
+        return real(path, manifest)
+
+    monkeypatch.setattr(collect_mod, "write_manifest", spy)
+    with FakeOpenAIServer(latency_s=0.02) as srv:
+        rc = run_collect(collect_args(srv.base_url, tmp_path, small_prompts, "--concurrency",
+                                      "1", "--flush-every", "10"), monkeypatch)
+    assert rc == 0
+    assert all(claimed == on_disk for _, claimed, on_disk in seen)
+    mid = [n for in_progress, n, _ in seen if in_progress]
+    assert len(mid) >= 3 and all(0 < n <= 80 for n in mid) and min(mid) < 80
+    assert seen[-1] == (False, 80, 80)
+    final = json.loads((tmp_path / "responses" / "test-model.manifest.json").read_text())
+    assert final["in_progress"] is False and final["interrupted"] is False

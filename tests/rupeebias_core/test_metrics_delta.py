@@ -105,3 +105,28 @@ def test_cube_cis_are_seeded_by_cell_identity() -> None:
     pd.testing.assert_frame_equal(a, b)
     assert a.mean_delta.iloc[0] == c.mean_delta.iloc[0]
     assert a.mean_delta_lo.iloc[0] != c.mean_delta_lo.iloc[0]
+
+
+def test_corrected_ci_resamples_slots() -> None:
+    """Same pairs and mean under both methods; the corrected CI resamples whole slots, so it is
+    wider when a slot's answers move together, and a one-slot cell has no interval."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for p in range(25):
+        level = rng.uniform(50, 150)  # each slot: one answer scale shared by its identifiers
+        spread = rng.choice([0.02, 0.4])  # ... and one dispersion: whole slots differ or agree
+        rows += _rows("en", "t", "A", {(f"P{p}", "Q1"): {
+            i: level * (1 + spread * rng.uniform(-1, 1)) for i in "abcdef"}})
+    rows += _rows("en", "t", "B", {("P0", "Q1"): {"x": 10.0, "y": 30.0, "z": 20.0}})
+    blocks = build_blocks(pd.DataFrame(rows))
+    up = delta_cube(fine_cells(blocks, "m", "upstream"), "m", ["en"], ["t"], ["A", "B"])
+    co = delta_cube(fine_cells(blocks, "m", "corrected"), "m", ["en"], ["t"], ["A", "B"])
+    a_up, a_co = _cell(up, "en", "t", "A"), _cell(co, "en", "t", "A")
+    assert a_up.n_pairs == a_co.n_pairs == 25 * 15
+    assert a_up.mean_delta == pytest.approx(a_co.mean_delta)
+    assert (a_co.mean_delta_hi - a_co.mean_delta_lo) > 1.5 * (a_up.mean_delta_hi
+                                                             - a_up.mean_delta_lo)
+    assert a_co.mean_delta_lo <= a_co.mean_delta <= a_co.mean_delta_hi
+    b_up, b_co = _cell(up, "en", "t", "B"), _cell(co, "en", "t", "B")
+    assert b_up.n_pairs == b_co.n_pairs == 3
+    assert np.isfinite(b_up.mean_delta_lo) and np.isnan(b_co.mean_delta_lo)

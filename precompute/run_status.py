@@ -1,0 +1,196 @@
+"""`python -m precompute status`: how far a computed run has got, and its headline numbers.
+
+Why: a long local run is collected over many sessions and restarts, and its status is quoted in
+docs/methodology.md and in issue notes. Deriving that paragraph from the shipped files (and
+testing that the doc still matches them) keeps the prose from drifting away from the data.
+
+Reads ``DIR/responses/<slug>.parquet`` and ``DIR/metrics/{parse_health,leaderboard}.parquet``.
+Busy time is the union of the requests' [started_at, finished_at] intervals, so pauses between
+sessions do not count and concurrent requests are not double-counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rupeebias_core.benchmark import TASKS
+
+N_STANDARD = 39_150
+N_FAIRNESS = 9_396
+N_TOTAL = N_STANDARD + N_FAIRNESS
+MARK = "<!-- run-status:{slug}:{edge} -->"
+
+
+class StatusError(RuntimeError):
+    """The run's files are missing or inconsistent."""
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One method's overall numbers."""
+
+    parse_health: float
+    strict_rate: float
+    refusal_rate: float
+    n_rows: int
+    mean_delta: float | None
+    lo: float | None
+    hi: float | None
+    n_pairs: int
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    slug: str
+    n_rows: int
+    n_standard: int
+    n_fairness: int
+    by_task: dict[tuple[str, str, str], int]  # (task, language, condition) -> rows
+    busy_hours: float
+    prompts_per_s: float
+    upstream: Headline | None
+    corrected: Headline | None
+
+    @property
+    def complete(self) -> bool:
+        return self.n_standard == N_STANDARD and self.n_fairness == N_FAIRNESS
+
+
+def busy_seconds(starts: pd.Series, ends: pd.Series) -> float:
+    """Length of the union of the intervals [start, end] (seconds)."""
+    frame = pd.DataFrame({"s": pd.to_datetime(starts, utc=True),
+                          "e": pd.to_datetime(ends, utc=True)}).dropna()
+    if frame.empty:
+        return 0.0
+    frame = frame.sort_values("s")
+    total = 0.0
+    cur_s, cur_e = frame["s"].iloc[0], frame["e"].iloc[0]
+    for s, e in zip(frame["s"].iloc[1:], frame["e"].iloc[1:], strict=True):
+        if s > cur_e:
+            total += (cur_e - cur_s).total_seconds()
+            cur_s, cur_e = s, e
+        elif e > cur_e:
+            cur_e = e
+    return total + (cur_e - cur_s).total_seconds()
+
+
+def _headline(data: Path, slug: str, method: str) -> Headline | None:
+    ph = pd.read_parquet(data / "metrics" / "parse_health.parquet")
+    lb = pd.read_parquet(data / "metrics" / "leaderboard.parquet")
+    ph = ph[(ph.model == slug) & (ph.method == method) & (ph.language == "all")
+            & (ph.task == "all")]
+    if ph.empty:
+        return None
+    lb = lb[(lb.model == slug) & (lb.method == method) & (lb.language == "all")
+            & (lb.task == "all") & (lb.axis == "all")]
+    row = ph.iloc[0]
+    has = not lb.empty and pd.notna(lb.iloc[0].mean_delta)
+    return Headline(
+        parse_health=float(row.parse_health), strict_rate=float(row.strict_rate),
+        refusal_rate=float(row.refusal_rate), n_rows=int(row.n_rows),
+        mean_delta=float(lb.iloc[0].mean_delta) if has else None,
+        lo=float(lb.iloc[0].mean_delta_lo) if has else None,
+        hi=float(lb.iloc[0].mean_delta_hi) if has else None,
+        n_pairs=int(lb.iloc[0].n_pairs) if has else 0)
+
+
+def run_status(data: Path, slug: str) -> RunStatus:
+    path = data / "responses" / f"{slug}.parquet"
+    if not path.is_file():
+        raise StatusError(f"no responses for {slug!r} at {path}")
+    cols = ["id", "condition", "task", "language", "status", "started_at", "finished_at"]
+    rows = pd.read_parquet(path, columns=cols)
+    answered = rows[rows.status.isin(["ok", "empty"])]
+    counts = answered.groupby(["task", "language", "condition"], sort=True).size()
+    busy = busy_seconds(answered.started_at, answered.finished_at)
+    return RunStatus(
+        slug=slug, n_rows=len(answered),
+        n_standard=int((answered.condition == "standard").sum()),
+        n_fairness=int((answered.condition == "fairness").sum()),
+        by_task={k: int(v) for k, v in counts.items()},
+        busy_hours=busy / 3600, prompts_per_s=len(answered) / busy if busy else 0.0,
+        upstream=_headline(data, slug, "upstream"), corrected=_headline(data, slug, "corrected"))
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1f} %"
+
+
+def _delta(h: Headline) -> str:
+    if h.mean_delta is None:
+        return "no matched pairs yet"
+    return f"{h.mean_delta:.1f} [{h.lo:.1f}, {h.hi:.1f}] ({h.n_pairs:,} pairs)"
+
+
+def render(st: RunStatus) -> str:
+    """The status paragraph (Markdown) quoted in docs/methodology.md section 6."""
+    state = "complete" if st.complete else "partial"
+    lines = [f"**Status of the shipped run: {state}.** {st.n_rows:,} of {N_TOTAL:,} prompts "
+             f"answered ({100 * st.n_rows / N_TOTAL:.1f} %): {st.n_standard:,} of "
+             f"{N_STANDARD:,} standard and {st.n_fairness:,} of {N_FAIRNESS:,} fairness, over "
+             f"{st.busy_hours:.1f} h of collection ({st.prompts_per_s:.2f} prompts/s overall, "
+             "restarts and other jobs on the machine included)."]
+    order = {t: i for i, t in enumerate(TASKS)}
+    parts = [f"{task} {lang}{' fairness' if cond == 'fairness' else ''} {n:,}"
+             for (task, lang, cond), n in sorted(st.by_task.items(),
+                                                 key=lambda kv: (order.get(kv[0][0], 99),
+                                                                 kv[0][2] != "standard",
+                                                                 kv[0][1]))]
+    lines.append(f"Answered per task: {'; '.join(parts)}.")
+    if st.upstream and st.corrected:
+        u, c = st.upstream, st.corrected
+        if {u.n_rows, c.n_rows} != {st.n_rows}:
+            lines.append(f"**The metrics below were computed on {u.n_rows:,} responses, not "
+                         f"the {st.n_rows:,} collected: rerun `python -m precompute "
+                         "metrics`.**")
+        lines.append(f"Parse health {_pct(u.parse_health)} with the authors' extractor, "
+                     f"{_pct(c.parse_health)} usable with ours; strict format "
+                     f"{_pct(u.strict_rate)}; refusals {_pct(u.refusal_rate)}. Mean Δ% "
+                     f"{_delta(u)} with the upstream method and {_delta(c)} corrected.")
+    else:
+        lines.append("Metrics not computed yet: run `python -m precompute metrics`.")
+    return "\n".join(lines)
+
+
+def replace_block(text: str, slug: str, body: str) -> str:
+    start, end = MARK.format(slug=slug, edge="start"), MARK.format(slug=slug, edge="end")
+    pattern = re.compile(re.escape(start) + r"\n.*?\n" + re.escape(end), re.S)
+    if not pattern.search(text):
+        raise StatusError(f"markers {start} ... {end} not found")
+    return pattern.sub(lambda _: f"{start}\n{body}\n{end}", text, count=1)
+
+
+def read_block(text: str, slug: str) -> str:
+    start, end = MARK.format(slug=slug, edge="start"), MARK.format(slug=slug, edge="end")
+    m = re.search(re.escape(start) + r"\n(.*?)\n" + re.escape(end), text, re.S)
+    if not m:
+        raise StatusError(f"markers {start} ... {end} not found")
+    return m.group(1)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", type=Path, default=Path("data"), help="data folder")
+    parser.add_argument("--slug", default="smollm2-135m-instruct", help="model slug")
+    parser.add_argument("--write-doc", type=Path, default=None, metavar="MARKDOWN",
+                        help="replace the run-status block of this file (between its "
+                             "<!-- run-status:SLUG:start/end --> markers)")
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        body = render(run_status(args.data, args.slug))
+        if args.write_doc:
+            doc = args.write_doc.read_text(encoding="utf-8")
+            args.write_doc.write_text(replace_block(doc, args.slug, body), encoding="utf-8")
+            print(f"updated {args.write_doc}", file=sys.stderr)
+    except (StatusError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(body)
+    return 0
