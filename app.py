@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.ui import routed
+
 st.set_page_config(page_title="RupeeBias Explorer", page_icon="₹", layout="wide",
                    menu_items={"About": "RupeeBias Explorer: audits demographic bias in the "
                                         "economic advice language models give people in India."})
@@ -46,4 +48,5 @@ with st.sidebar:
     st.caption("**RupeeBias Explorer** · numbers marked *Published* are transcribed from the "
                "RupeeBias paper; *Computed* ones were computed here from raw model answers. "
                "Gaps describe model behaviour, not the worth of any group.")
-page.run()
+with routed():
+    page.run()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
@@ -52,6 +53,23 @@ HELP: Mapping[str, str] = {
 }
 
 
+_routing = threading.local()
+_router_has_run = False  # st.navigation ran in this process: Streamlit left pages/ mode for good
+
+
+@contextmanager
+def routed() -> Iterator[None]:
+    """``app.py`` runs the selected page inside this: the page is already routed, so
+    :func:`ensure_router` must not rerun it (a rerun would drop a button click)."""
+    global _router_has_run
+    _router_has_run = True
+    _routing.active = True
+    try:
+        yield
+    finally:
+        _routing.active = False
+
+
 def ensure_router() -> None:
     """Make sure this page runs inside ``app.py`` (wide layout, sections, shared sidebar).
 
@@ -59,10 +77,13 @@ def ensure_router() -> None:
     beside the entrypoint, and leaves it only once some run has called ``st.navigation``. So
     the first deep link after a (re)start — ``/overview?lang=hinglish`` — would run the page
     file on its own. Flipping the flag and rerunning sends the same request through ``app.py``;
-    ``url_path`` = file stem keeps the page identity across the switch. A no-op afterwards.
+    ``url_path`` = file stem keeps the page identity across the switch. A no-op when the page
+    already runs inside the router (see :func:`routed`) and afterwards.
     """
     from streamlit.runtime.pages_manager import PagesManager
 
+    if getattr(_routing, "active", False) or _router_has_run:
+        return
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()

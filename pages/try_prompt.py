@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from explorer import live
+from explorer import live, ui
 from explorer.state import PageState, Param, clean
 from explorer.state import parse as parse_param
 from rupeebias_core import benchmark as bm
@@ -121,6 +121,7 @@ def _fmt_ci(lo: float | None, hi: float | None) -> str:
 # --------------------------------------------------------------------------------------------
 # the page
 
+ui.ensure_router()  # a deep link right after a server start: rerun inside app.py first
 st.title("Try a prompt")
 st.markdown(
     "Pick a benchmark slot — use case, profile, question and language — and identifiers that "

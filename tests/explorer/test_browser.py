@@ -54,8 +54,17 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(synthetic_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _serve(synthetic_dir, tmp_path_factory.mktemp("streamlit-log") / "server.log")
+
+
+@pytest.fixture
+def fresh_server(synthetic_dir: Path, tmp_path: Path) -> Iterator[str]:
+    """A server of its own, so that the test's request is the first one it sees."""
+    yield from _serve(synthetic_dir, tmp_path / "server.log")
+
+
+def _serve(synthetic_dir: Path, log: Path) -> Iterator[str]:
     port = _free_port()
-    log = tmp_path_factory.mktemp("streamlit-log") / "server.log"
     env = {**os.environ, "RUPEEBIAS_DATA_DIR": str(synthetic_dir)}
     with log.open("w") as out:
         proc = subprocess.Popen(
@@ -122,6 +131,19 @@ def test_deep_link_on_a_fresh_server_runs_through_the_router(server: str,
     assert "Drill down" in nav and "Pair browser" in nav  # app.py's sections, not file names
     assert "5 of 5 identifiers" in page.content()
     assert "axis=Gender" in page.url
+
+
+def test_deep_link_to_try_a_prompt_on_a_fresh_server_gets_the_router(fresh_server: str,
+                                                                     browser_page: object
+                                                                     ) -> None:
+    """The live page has widgets with state: it too must be handed to app.py on a fresh start
+    (and then keep its link parameters)."""
+    page = browser_page
+    page.goto(f"{fresh_server}/try_prompt?task=service_pricing_client&axis=Caste")
+    _settle(page, "Try a prompt", "What to send")
+    nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+    assert "Drill down" in nav and "Pair browser" in nav
+    assert "task=service_pricing_client" in page.url and "axis=Caste" in page.url
 
 
 @pytest.mark.parametrize("path", list(PAGES))
