@@ -8,7 +8,6 @@ reach it through a tiny shell wrapper so that it is an executable like the real 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -35,12 +34,7 @@ def main(argv: list[str]) -> int:
     out = os.environ.get("FAKE_LLAMA_ARGV_DIR")
     if out:
         Path(out, f"{args.port}.json").write_text(json.dumps(argv))
-    srv = FakeOpenAIServer(latency_s=0.01, host=args.host, port=args.port)
-    try:
-        asyncio.run(srv.serve_forever())
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return FakeOpenAIServer(latency_s=0.01, host=args.host, port=args.port).run()
 
 
 if __name__ == "__main__":

@@ -216,6 +216,14 @@ class FakeOpenAIServer:
         async with self._server:
             await self._server.serve_forever()
 
+    def run(self) -> int:
+        """Serve in this thread until Ctrl-C / SIGINT (for ``main``-style entry points)."""
+        try:
+            asyncio.run(self.serve_forever())
+        except KeyboardInterrupt:
+            pass
+        return 0
+
 
 def _last_user(body: dict[str, Any]) -> str:
     for m in reversed(body.get("messages") or []):
@@ -240,12 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--latency", type=float, default=0.0, help="seconds per response")
     args = ap.parse_args(argv)
-    srv = FakeOpenAIServer(latency_s=args.latency, port=args.port)
-    try:
-        asyncio.run(srv.serve_forever())
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return FakeOpenAIServer(latency_s=args.latency, port=args.port).run()
 
 
 if __name__ == "__main__":
