@@ -392,6 +392,9 @@ def models_query(st_: Store) -> pd.DataFrame:
     for model in raw:
         kinds.setdefault(model, set()).add("computed")
     kinds.pop(vocab.ALL, None)
+    for model, facts in vocab.LOCAL_MODELS.items():
+        labels.setdefault(model, facts["label"])
+        weights.setdefault(model, facts["weights"])
     out = [{
         "model": model, "label": labels.get(model, model),
         "sources": " + ".join(k for k in vocab.SOURCE_KINDS if k in model_kinds),

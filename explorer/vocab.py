@@ -85,6 +85,12 @@ SMOLLM_NOTE = (
     "consult for salary advice, and its numbers say little about the models people actually use."
 )
 
+#: Display facts of models this project runs itself (the published ones come from data).
+LOCAL_MODELS: MappingProxyType[str, MappingProxyType[str, str]] = MappingProxyType({
+    SMOLLM_SLUG: MappingProxyType({"label": "SmolLM2-135M-Instruct (bundled)",
+                                   "weights": "open"}),
+})
+
 #: Standard + fairness prompts: a complete run answers every one of them.
 TOTAL_PROMPTS = 39_150 + 9_396
 

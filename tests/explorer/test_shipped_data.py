@@ -1,0 +1,65 @@
+"""The explorer on the data that ships in ``data/`` (not the synthetic fixtures): the bundled
+SmolLM2 run stands beside the nine published models on every results page, with its caveats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer import data, vocab
+from tests.explorer.conftest import APP, PAGES, frame_of, texts
+
+REPO = Path(__file__).resolve().parents[2]
+SHIPPED = REPO / "data"
+RESULT_PAGES = [p for p in PAGES if p != "methodology"]
+
+
+@pytest.fixture
+def shipped(use_dir) -> Path:  # noqa: ANN001 - the conftest fixture
+    return use_dir(SHIPPED)
+
+
+def _complete() -> bool:
+    man = json.loads((SHIPPED / "responses" / f"{vocab.SMOLLM_SLUG}.manifest.json").read_text())
+    return man["counts"]["rows_in_parquet"] == vocab.TOTAL_PROMPTS
+
+
+def test_shipped_models_are_the_nine_published_plus_smollm2(shipped: Path) -> None:
+    models = data.available_models().set_index("model")
+    assert set(models.index[models.computed]) == {vocab.SMOLLM_SLUG}
+    assert models.published.sum() == 9 and not models.loc[vocab.SMOLLM_SLUG, "published"]
+    assert models.loc[vocab.SMOLLM_SLUG, "has_raw"]  # the pair browser can open its answers
+    assert models.loc[vocab.SMOLLM_SLUG, "label"] == "SmolLM2-135M-Instruct (bundled)"
+
+
+@pytest.mark.parametrize("page", RESULT_PAGES)
+def test_every_page_shows_smollm2_with_its_caveats(shipped: Path, page: str) -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["model"] = [vocab.SMOLLM_SLUG, "gpt-5.4"]
+    if page != "overview":
+        at.switch_page(PAGES[page])
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    text = texts(at)
+    assert vocab.SMOLLM_NOTE in text  # "not a model anyone would consult for salary advice"
+    partial = [w.value for w in at.warning if "Partial run" in w.value]
+    assert bool(partial) != _complete()
+    if page == "overview":
+        board = frame_of(at)
+        labels = " ".join(map(str, board.astype(str).to_numpy().ravel()))
+        assert "SmolLM2-135M-Instruct" in labels and "GPT 5.4" in labels
+
+
+def test_overview_lists_all_ten_models_by_default(shipped: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    board = pd.concat([d.value for d in at.dataframe], ignore_index=True).astype(str)
+    cells = " ".join(map(str, board.to_numpy().ravel()))
+    for label in data.model_labels().values():
+        assert label in cells, label
