@@ -7,6 +7,7 @@ its charts. All are URL-bound through :mod:`explorer.state`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import pandas as pd
 import streamlit as st
@@ -83,6 +84,28 @@ def kinds_for_method(kinds: Sequence[str], method: str) -> tuple[str, ...]:
                    "corrected method. Switch Method to upstream to compare with the paper.")
         return tuple(k for k in kinds if k != "published")
     return tuple(kinds)
+
+
+class Chosen(NamedTuple):
+    """What the visitor chose, resolved: models, the source kinds that apply to the method,
+    the method, and every model's display label."""
+
+    models: tuple[str, ...]
+    kinds: tuple[str, ...]
+    method: str
+    labels: dict[str, str]
+
+
+def settle(ps: PageState, models: pd.DataFrame) -> Chosen:
+    """After a page's widgets: write the URL, name ignored link parameters, resolve the choice
+    and show the caveats that travel with the chosen models (the same on every results page)."""
+    ps.sync()
+    ignored_params_note(ps)
+    sel_models, kinds, method = selected(ps)
+    kinds = kinds_for_method(kinds, method)
+    ui.model_notes(models, sel_models)
+    return Chosen(sel_models, kinds, method,
+                  dict(zip(models["model"], models["label"], strict=True)))
 
 
 def ignored_params_note(ps: PageState) -> None:

@@ -43,14 +43,8 @@ c2.radio("Radial scale", ("shared", "own"), key=ps.key("scale"), horizontal=True
               "own scale).")
 c3.radio("Pooled 'All use cases' shape", ("yes", "no"), key=ps.key("pooled"), horizontal=True,
          format_func={"yes": "Show", "no": "Hide"}.get)
-ps.sync()
-filters.ignored_params_note(ps)
-
-sel_models, kinds, method = filters.selected(ps)
-kinds = filters.kinds_for_method(kinds, method)
+sel_models, kinds, method, labels = filters.settle(ps, models)
 lang = str(ps.value("lang"))
-labels = dict(zip(models["model"], models["label"], strict=True))
-ui.model_notes(models, sel_models)
 ui.source_legend([k for k in vocab.SOURCE_KINDS if k in kinds])
 
 with ui.guard("Axis × use-case gaps"):

@@ -30,15 +30,10 @@ ps = PageState(PAGE, [*filters.common_params(models), Param("lang", filters.LANG
 ps.seed()
 filters.draw_common(ps, models)
 st.selectbox("Language", filters.LANG_OPTIONS, key=ps.key("lang"), format_func=LANG_LABELS.get)
-ps.sync()
-filters.ignored_params_note(ps)
-sel_models, kinds, method = filters.selected(ps)
-kinds = filters.kinds_for_method(kinds, method)
+sel_models, kinds, method, labels = filters.settle(ps, models)
 lang = str(ps.value("lang"))
 langs = vocab.LANGUAGES if lang == "all" else (lang,)
-labels = dict(zip(models["model"], models["label"], strict=True))
 weights = dict(zip(models["model"], models["weights"], strict=True))
-ui.model_notes(models, sel_models)
 ui.source_legend([k for k in vocab.SOURCE_KINDS if k in kinds])
 
 

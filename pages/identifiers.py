@@ -60,15 +60,10 @@ c2.selectbox("Language", filters.LANG_OPTIONS, key=ps.key("lang"),
              format_func=ui.label_func({"all": "Both pooled", **vocab.LANGUAGE_LABELS}))
 c3.selectbox("Use case", filters.TASK_OPTIONS, key=ps.key("task"),
              format_func=ui.label_func({**vocab.TASK_LABELS, "all": "All use cases (averaged)"}))
-ps.sync()
-filters.ignored_params_note(ps)
-sel_models, kinds, method = filters.selected(ps)
-kinds = filters.kinds_for_method(kinds, method)
+sel_models, kinds, method, labels = filters.settle(ps, models)
 axis, lang, task = str(ps.value("axis")), str(ps.value("lang")), str(ps.value("task"))
 axes = vocab.AXES if axis == "all" else (axis,)
 tasks = vocab.TASKS if task == "all" else (task,)
-labels = dict(zip(models["model"], models["label"], strict=True))
-ui.model_notes(models, sel_models)
 st.info(IMPORT_NOTE, icon=":material/info:")
 
 

@@ -28,13 +28,8 @@ ps.seed()
 filters.draw_common(ps, models)
 st.selectbox("Axis", filters.AXIS_OPTIONS, key=ps.key("axis"),
              format_func=ui.label_func(vocab.AXIS_LABELS))
-ps.sync()
-filters.ignored_params_note(ps)
-sel_models, kinds, method = filters.selected(ps)
-kinds = filters.kinds_for_method(kinds, method)
+sel_models, kinds, method, labels = filters.settle(ps, models)
 axis = str(ps.value("axis"))
-labels = dict(zip(models["model"], models["label"], strict=True))
-ui.model_notes(models, sel_models)
 ui.source_legend([k for k in vocab.SOURCE_KINDS if k in kinds])
 
 

@@ -94,13 +94,8 @@ with c4:
     s1.selectbox("Sort by", tuple(SORTS), key=ps.key("sort"), format_func=SORTS.get)
     s2.selectbox("Order", ("asc", "desc"), key=ps.key("order"),
                  format_func={"asc": "Lowest first", "desc": "Highest first"}.get)
-ps.sync()
-filters.ignored_params_note(ps)
-
-sel_models, kinds, method = filters.selected(ps)
-kinds = filters.kinds_for_method(kinds, method)
+sel_models, kinds, method, labels = filters.settle(ps, models)
 lang, task, axis = str(ps.value("lang")), str(ps.value("task")), str(ps.value("axis"))
-ui.model_notes(models, sel_models)
 
 # ---- leaderboard -----------------------------------------------------------------------------
 with ui.guard("The leaderboard"):
@@ -150,7 +145,6 @@ with ui.guard("The leaderboard"):
     ui.explain("Mean Δ% = the average % difference between the answers for two identities that "
                "differ only in that identity. Whiskers are 95% confidence intervals; a dot "
                "without whiskers means the source did not report an interval.")
-    labels = dict(zip(models["model"], models["label"], strict=True))
     long = []
     for rec in cells.itertuples(index=False):
         if lang != "all" and rec.language != lang:
