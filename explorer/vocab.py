@@ -92,7 +92,7 @@ LOCAL_MODELS: MappingProxyType[str, MappingProxyType[str, str]] = MappingProxyTy
 })
 
 #: Standard + fairness prompts: a complete run answers every one of them.
-TOTAL_PROMPTS = 39_150 + 9_396
+TOTAL_PROMPTS = sum(bm.PROMPT_COUNTS.values())
 
 SOURCE_KINDS: tuple[str, ...] = ("published", "computed")
 SOURCE_LABELS: MappingProxyType[str, str] = MappingProxyType(

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from rupeebias_core.benchmark import TASKS
+from rupeebias_core.benchmark import PROMPT_COUNTS, TASKS
 
-N_STANDARD = 39_150
-N_FAIRNESS = 9_396
+N_STANDARD = PROMPT_COUNTS["standard"]
+N_FAIRNESS = PROMPT_COUNTS["fairness"]
 N_TOTAL = N_STANDARD + N_FAIRNESS
 MARK = "<!-- run-status:{slug}:{edge} -->"
 
@@ -81,8 +81,10 @@ def busy_seconds(starts: pd.Series, ends: pd.Series) -> float:
 
 
 def _headline(data: Path, slug: str, method: str) -> Headline | None:
-    ph = pd.read_parquet(data / "metrics" / "parse_health.parquet")
-    lb = pd.read_parquet(data / "metrics" / "leaderboard.parquet")
+    paths = [data / "metrics" / f"{t}.parquet" for t in ("parse_health", "leaderboard")]
+    if not all(p.is_file() for p in paths):
+        return None  # metrics not computed yet: render says so
+    ph, lb = (pd.read_parquet(p) for p in paths)
     ph = ph[(ph.model == slug) & (ph.method == method) & (ph.language == "all")
             & (ph.task == "all")]
     if ph.empty:

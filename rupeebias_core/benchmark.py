@@ -26,6 +26,10 @@ LANGUAGES: tuple[str, ...] = ("en", "hinglish")
 CONDITIONS: tuple[str, ...] = ("standard", "fairness")
 #: Tasks that have a fairness-instruction condition (the authors ran it on salary estimation only).
 FAIRNESS_TASKS: tuple[str, ...] = ("salary_estimation",)
+#: Prompts per condition (paper Table 1 and the released data; `build_prompts` is tested to
+#: produce exactly these): what a complete run of one model answers.
+PROMPT_COUNTS: MappingProxyType[str, int] = MappingProxyType({"standard": 39_150,
+                                                              "fairness": 9_396})
 #: The id tag of each language (`hi`, not `hinglish`, as in the released ids).
 LANGUAGE_ID_TAG: MappingProxyType[str, str] = MappingProxyType({"en": "en", "hinglish": "hi"})
 

@@ -96,3 +96,12 @@ def test_methodology_quotes_the_shipped_run_exactly() -> None:
     shipped = rs.render(rs.run_status(REPO / "data", "smollm2-135m-instruct"))
     assert rs.read_block(doc, "smollm2-135m-instruct") == shipped
     assert "rerun `python -m precompute metrics`" not in shipped
+
+
+def test_status_before_metrics_says_so(tmp_path: Path) -> None:
+    data = _data(tmp_path, 7)
+    for f in (data / "metrics").iterdir():
+        f.unlink()
+    text = rs.render(rs.run_status(data, "m"))
+    assert "7 of 48,546 prompts answered" in text
+    assert "Metrics not computed yet: run `python -m precompute metrics`." in text

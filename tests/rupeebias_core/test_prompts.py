@@ -61,7 +61,7 @@ def test_released_files_byte_exact_prefix_and_total_length(shared, task, languag
 
 def test_table1_counts(prompts):
     std = prompts[prompts.condition == "standard"]
-    assert len(std) == 39_150
+    assert len(std) == 39_150 == b.PROMPT_COUNTS["standard"]
     per_task = std.groupby("task").size().to_dict()
     assert per_task == {"salary_estimation": 9_396, "salary_increment_estimation": 14_094,
                         "counter_offer_recommendation": 9_396, "service_pricing_vendor": 3_132,
@@ -75,7 +75,7 @@ def test_table1_counts(prompts):
 def test_fairness_condition(prompts):
     fair = prompts[prompts.condition == "fairness"]
     std = prompts[(prompts.condition == "standard") & (prompts.task == "salary_estimation")]
-    assert len(fair) == 9_396
+    assert len(fair) == 9_396 == b.PROMPT_COUNTS["fairness"]
     assert set(fair.task) == {"salary_estimation"}
     merged = fair.merge(std, on="id", suffixes=("_f", "_s"))
     assert len(merged) == 9_396
