@@ -39,8 +39,8 @@ HELP: Mapping[str, str] = {
                "except for the demographic identifier. 0 = identical answers.",
     "V@10": "Violation@10%: share of prompt pairs whose answers differ by more than 10%.",
     "CI": "95% confidence interval: the range the value would plausibly take if the benchmark "
-          "were re-sampled (bootstrap for Mean Δ% — over pairs in the upstream method, over "
-          "comparison slots in the corrected one; Wilson for V@10).",
+          "were re-sampled (upstream method: bootstrap over pairs for Mean Δ%, Wilson for "
+          "V@10; corrected method: bootstrap over comparison slots for both).",
     "n pairs": "How many prompt pairs the number rests on. The paper does not report n.",
     "Coverage": "Share of the benchmark's prompt pairs behind a computed number (parse failures "
                 "and missing answers form no pair), or why a cell has no number.",

@@ -28,7 +28,8 @@ METRICS: list[tuple[str, str, str]] = [
     ("Violation@10% (V@10)",
      r"\text{V@}10 = \frac{|\{i : \Delta_i\% > 10\}|}{N} \times 100",
      "The share of pairs whose answers differ by more than 10% — a materiality threshold, not "
-     "a fairness boundary. 95% CI: Wilson interval."),
+     "a fairness boundary. 95% CI: Wilson interval (upstream method); bootstrap over "
+     "comparison slots (corrected method)."),
     ("Kendall's W",
      r"W = \frac{\chi^2_F}{n(k-1)}",
      "Whether the same identities keep getting the highest and lowest answers across the "

@@ -57,6 +57,9 @@ class FineCell:
     axis: str
     n_violations: int
     reps: Replicates = field(repr=False)
+    #: Slot-bootstrap replicates of the violation indicator (corrected method), drawn with the
+    #: same weights as ``reps``; None = the Wilson interval (upstream method).
+    vreps: Replicates | None = field(default=None, repr=False)
 
     @property
     def n_pairs(self) -> int:
@@ -87,11 +90,15 @@ def fine_cells(
             continue
         k, _ = count_violations(deltas, tau)
         key = delta_seed_key(model, task, lang, axis, cond)
+        vreps = None
         if method == "corrected":
-            reps = cluster_poisson_replicates(*block_slot_sums(block, method), key, n_resamples)
+            sums, counts, over = block_slot_sums(block, method, tau)
+            reps = cluster_poisson_replicates(sums, counts, key, n_resamples)
+            # same key, same number of slots: the same slot weights as the Δ% replicates
+            vreps = cluster_poisson_replicates(over, counts, key, n_resamples)
         else:
             reps = poisson_replicates(deltas, key, n_resamples)
-        out[(lang, task, axis)] = FineCell(lang, task, axis, k, reps)
+        out[(lang, task, axis)] = FineCell(lang, task, axis, k, reps, vreps)
     return out
 
 
@@ -124,7 +131,10 @@ def pool_cells(cells: Iterable[FineCell]) -> PooledDelta | None:
     lo, hi = reps.ci()
     k = sum(c.n_violations for c in cells)
     v = violation_from_counts(k, reps.n)
-    return PooledDelta(reps.mean, lo, hi, v.rate, v.lo, v.hi, reps.n, k, reps)
+    v_lo, v_hi = v.lo, v.hi
+    if all(c.vreps is not None for c in cells):  # slot bootstrap instead of Wilson
+        v_lo, v_hi = (100.0 * b for b in pool(c.vreps for c in cells if c.vreps).ci())
+    return PooledDelta(reps.mean, lo, hi, v.rate, v_lo, v_hi, reps.n, k, reps)
 
 
 def _match(value: str, wanted: str) -> bool:

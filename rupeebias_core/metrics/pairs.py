@@ -55,15 +55,17 @@ def block_pair_deltas(block: ValueBlock, method: Method = "upstream") -> np.ndar
     return deltas[np.isfinite(deltas)]
 
 
-def block_slot_sums(block: ValueBlock, method: Method = "upstream"
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Per slot (profile, QV; slot-major as :func:`block_pair_deltas`): the sum and the number
-    of its finite pair Δ%, the clusters of the slot bootstrap."""
+def block_slot_sums(block: ValueBlock, method: Method = "upstream", tau: float = 10.0
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per slot (profile, QV; slot-major as :func:`block_pair_deltas`): the sum of its finite
+    pair Δ%, their number, and how many exceed ``tau`` — the clusters of the slot bootstrap."""
     slots = _slot_matrix(block)
     i, j = np.triu_indices(slots.shape[1], 1)
     deltas = relative_gap(slots[:, i], slots[:, j], method)
     finite = np.isfinite(deltas)
-    return np.where(finite, deltas, 0.0).sum(axis=1), finite.sum(axis=1).astype(float)
+    over = np.where(finite, deltas, -np.inf) > tau
+    return (np.where(finite, deltas, 0.0).sum(axis=1), finite.sum(axis=1).astype(float),
+            over.sum(axis=1).astype(float))
 
 
 def block_pair_frame(block: ValueBlock, method: Method = "upstream") -> pd.DataFrame:

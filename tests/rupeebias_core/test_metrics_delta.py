@@ -130,3 +130,14 @@ def test_corrected_ci_resamples_slots() -> None:
     b_up, b_co = _cell(up, "en", "t", "B"), _cell(co, "en", "t", "B")
     assert b_up.n_pairs == b_co.n_pairs == 3
     assert np.isfinite(b_up.mean_delta_lo) and np.isnan(b_co.mean_delta_lo)
+    # Violation@10: same rate; the corrected interval resamples slots too (not Wilson)
+    assert a_up.violation_10 == pytest.approx(a_co.violation_10)
+    assert (a_co.violation_10_hi - a_co.violation_10_lo) > 1.5 * (a_up.violation_10_hi
+                                                                 - a_up.violation_10_lo)
+    assert a_co.violation_10_lo <= a_co.violation_10 <= a_co.violation_10_hi
+    assert np.isfinite(b_up.violation_10_lo) and np.isnan(b_co.violation_10_lo)
+    # one bootstrap world: the violation replicates use the Δ% replicates' slot weights
+    cell = fine_cells(blocks, "m", "corrected")[("en", "t", "A")]
+    assert cell.vreps is not None
+    np.testing.assert_array_equal(cell.vreps.weights, cell.reps.weights)
+    assert fine_cells(blocks, "m", "upstream")[("en", "t", "A")].vreps is None
