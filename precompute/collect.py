@@ -629,6 +629,7 @@ def _main(args: argparse.Namespace) -> int:
         progress = Progress(total=len(to_send), validator=_strict_validator())
 
         digest = prompts_sha256(frame)  # once: ~0.7 s for the full prompt set
+        env = environment()  # the code and packages this run started with (git may move on)
 
         def checkpoint() -> None:
             """Parquet, then a manifest that describes exactly it (``in_progress``): a copy
@@ -637,7 +638,7 @@ def _main(args: argparse.Namespace) -> int:
             write_manifest(manifest_path, _manifest(
                 cfg, args, sel, frame, plan, cached, to_send, progress,
                 store.counts(cfg.config_hash), n, started_at, False, local, concurrency,
-                servers, in_progress=True, prompts_digest=digest))
+                servers, in_progress=True, prompts_digest=digest, env=env))
 
         try:
             if to_send:
@@ -649,7 +650,7 @@ def _main(args: argparse.Namespace) -> int:
         counts = store.counts(cfg.config_hash)
         manifest = _manifest(cfg, args, sel, frame, plan, cached, to_send, progress, counts,
                              n_rows, started_at, interrupted, local, concurrency, servers,
-                             prompts_digest=digest)
+                             prompts_digest=digest, env=env)
         write_manifest(manifest_path, manifest)
     finally:
         store.close()
@@ -748,8 +749,8 @@ def _manifest(cfg: RunConfig, args: argparse.Namespace, sel: Selection, frame: p
               plan: list[PlanItem], cached: list[PlanItem], to_send: list[PlanItem],
               progress: Progress, counts: dict[str, int], n_rows: int, started_at: str,
               interrupted: bool, local: bool, concurrency: int, servers: int,
-              in_progress: bool = False, prompts_digest: str | None = None
-              ) -> dict[str, Any]:
+              in_progress: bool = False, prompts_digest: str | None = None,
+              env: dict[str, Any] | None = None) -> dict[str, Any]:
     from precompute import serve_local
 
     sys_hashes = sorted({(p.task, p.condition, p.system_prompt_sha256) for p in plan})
@@ -797,7 +798,7 @@ def _manifest(cfg: RunConfig, args: argparse.Namespace, sel: Selection, frame: p
         "ended_at": _now(),
         "interrupted": interrupted,
         "in_progress": in_progress,
-        "environment": environment(),
+        "environment": env or environment(),
     }
     if local:
         path = serve_local.find_gguf()

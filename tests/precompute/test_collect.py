@@ -340,13 +340,18 @@ def test_each_periodic_flush_writes_a_manifest_that_matches_the_parquet(
 
     real = collect_mod.write_manifest
     seen: list[tuple[bool, int, int]] = []
+    envs: list[dict] = []
+    calls = iter(range(1, 1000))
 
     def spy(path: Path, manifest: dict) -> Path:
         rows = len(pd.read_parquet(path.parent / "test-model.parquet"))
         seen.append((manifest["in_progress"], manifest["counts"]["rows_in_parquet"], rows))
+        envs.append(manifest["environment"])
         return real(path, manifest)
 
     monkeypatch.setattr(collect_mod, "write_manifest", spy)
+    # the environment is read once, at the start: a long run records the code it started with
+    monkeypatch.setattr(collect_mod, "environment", lambda: {"snapshot": next(calls)})
     with FakeOpenAIServer(latency_s=0.02) as srv:
         rc = run_collect(collect_args(srv.base_url, tmp_path, small_prompts, "--concurrency",
                                       "1", "--flush-every", "10"), monkeypatch)
@@ -355,5 +360,6 @@ def test_each_periodic_flush_writes_a_manifest_that_matches_the_parquet(
     mid = [n for in_progress, n, _ in seen if in_progress]
     assert len(mid) >= 3 and all(0 < n <= 80 for n in mid) and min(mid) < 80
     assert seen[-1] == (False, 80, 80)
+    assert envs and all(e == {"snapshot": 1} for e in envs)
     final = json.loads((tmp_path / "responses" / "test-model.manifest.json").read_text())
     assert final["in_progress"] is False and final["interrupted"] is False
