@@ -14,7 +14,7 @@ import io
 import math
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import altair as alt
@@ -225,6 +225,18 @@ def lazy_tabs(ps: PageState, name: str, tabs: Mapping[str, str]) -> tuple[object
         st.session_state[wkey] = tabs[current]  # URL or preset decided: show that tab
     boxes = st.tabs(list(tabs.values()), key=wkey, on_change=_changed)
     return dict(zip(tabs, boxes, strict=True))[current], current
+
+
+def tabbed_page(ps: PageState, param: str, tabs: Mapping[str, str],
+                sections: Mapping[str, Callable[[], None]]) -> None:
+    """The rest of a tabbed page: only the chosen tab's section runs (see :func:`lazy_tabs`),
+    then the URL is written and the permalink shown."""
+    box, current = lazy_tabs(ps, param, tabs)
+    with box:
+        sections[current]()
+    ps.sync()
+    st.divider()
+    permalink(ps.link())
 
 
 @contextmanager

@@ -345,10 +345,4 @@ def section_parse() -> None:
 SECTIONS = {"kendall": section_kendall, "quadrant": section_quadrant,
             "wording": section_wording, "merit": section_merit,
             "fairness": section_fairness, "parse": section_parse}
-box, current = ui.lazy_tabs(ps, "tab", TABS)
-with box:
-    SECTIONS[current]()
-ps.sync()
-
-st.divider()
-ui.permalink(ps.link())
+ui.tabbed_page(ps, "tab", TABS, SECTIONS)

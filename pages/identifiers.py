@@ -218,10 +218,4 @@ def section_largest() -> None:
 
 SECTIONS = {"deviation": section_deviation, "canonical": section_canonical,
             "largest": section_largest}
-box, current = ui.lazy_tabs(ps, "tab", TABS)
-with box:
-    SECTIONS[current]()
-ps.sync()
-
-st.divider()
-ui.permalink(ps.link())
+ui.tabbed_page(ps, "tab", TABS, SECTIONS)
