@@ -3,11 +3,11 @@
 Why: the full 48,546-prompt run must fit in <= 3 h on 2 cores (>= 4.5 prompts/s). Settings
 varied: backend (llama-cpp-python's server, one request at a time per process; llama.cpp's
 llama-server, which decodes its slots' requests in one batch), server processes x threads per
-process, slots, client concurrency, max_tokens, and prompt order (grouped by system prompt,
-as collect sends them, so llama.cpp reuses the KV cache of the shared prefix, versus
-shuffled). Each setting answers the same real prompts (mixed over
-the five tasks and both languages). "usable" = the upstream analysis parser extracts a number
-(rupeebias_core.parsing.upstream), the number the metrics need.
+process, slots, client concurrency, max_tokens, and prompt order (the first prompts in
+collect's send order, so llama.cpp reuses the KV cache of the shared prefix as in a real run,
+versus shuffled). Each setting answers the same real prompts. "usable" = the upstream
+analysis parser extracts a number (rupeebias_core.parsing.upstream), the number the metrics
+need.
 
     python bench/local_throughput.py [--n 40] [--quick] [--backend both|llama-server|...]
 
@@ -44,21 +44,18 @@ class Setting:
     slots: int = 1
 
 
-def prompts(n: int, blocks: int = 2) -> list[tuple[str, str, str]]:
-    """n real prompts as (task, system, user): `blocks` runs of consecutive prompts in the order
-    collect sends them (by system prompt, then id), from different tasks and languages.
+def prompts(n: int, send: str = "blocks") -> list[tuple[str, str, str]]:
+    """The first n prompts as (task, system, user) in the order `collect --order <send>` sends
+    them: the prefix reuse a local server gets depends on that order, so a random sample
+    would misstate a real run's throughput."""
+    from precompute.selection import Selection, load_selection, send_order
 
-    Consecutive prompts share most of their tokens (system prompt, profile; only the identifier
-    and question differ), which is what makes prefix reuse pay, so a random sample would
-    understate a real run's throughput."""
-    from precompute.selection import Selection, load_selection
-
-    frame = load_selection(Selection(condition="standard"))
-    groups = [g.sort_values("id") for _, g in frame.groupby(["task", "language"], sort=True)]
-    per = max(1, n // blocks)
-    step = max(1, len(groups) // blocks)
-    picked = [g.iloc[len(g) // 3: len(g) // 3 + per] for g in groups[::step][:blocks]]
-    return [(r.task, r.system_prompt, r.prompt) for part in picked for r in part.itertuples()]
+    frame = load_selection(Selection(condition="all"))
+    position = send_order(frame, send, seed=42)
+    frame = frame.assign(_pos=[position[(i, c)] for i, c in
+                               zip(frame["id"], frame["condition"], strict=True)])
+    first = frame.sort_values("_pos").head(n)
+    return [(r.task, r.system_prompt, r.prompt) for r in first.itertuples()]
 
 
 async def run_setting(urls: tuple[str, ...], items: list[tuple[str, str, str]],
@@ -102,8 +99,10 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="only three settings")
     ap.add_argument("--backend", choices=("both", "llama-cpp-python", "llama-server"),
                     default="both")
+    ap.add_argument("--send-order", choices=("blocks", "id"), default="blocks",
+                    help="which of collect's send orders the prompts follow (default blocks)")
     args = ap.parse_args()
-    items = prompts(args.n)
+    items = prompts(args.n, args.send_order)
     py = "llama-cpp-python"
     srv = "llama-server"
     grid = [

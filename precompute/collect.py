@@ -39,12 +39,14 @@ from precompute import estimate as est_mod
 from precompute.client import ChatRequest, ChatResult, RetryPolicy, complete, make_client
 from precompute.manifest import endpoint_host, environment, sha256_text, write_manifest
 from precompute.selection import (
+    SEND_ORDERS,
     Selection,
     SelectionError,
     add_selection_args,
     load_selection,
     prompts_sha256,
     selection_from_args,
+    send_order,
 )
 from precompute.serve_local import LocalModelError
 from precompute.store import ResponseStore, StoredResult, StoreError, StoreWriter
@@ -443,6 +445,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "reasoning_effort, openrouter.ai -> reasoning object, else omitted")
     g.add_argument("--sample-index", type=int, default=0,
                    help="draw index, part of the cache key (default 0)")
+    g.add_argument("--order", choices=SEND_ORDERS, default="blocks",
+                   help="send order: blocks = whole profile blocks in seeded random order, so a "
+                        "stopped run is a fair sample of every task and language (default); "
+                        "id = by system prompt then id")
     r = parser.add_argument_group("concurrency, retries, durability")
     r.add_argument("--concurrency", type=int, default=None,
                    help="requests in flight (default 8; local model: 1 per server process)")
@@ -601,8 +607,8 @@ def _main(args: argparse.Namespace) -> int:
                           for p in cached)
         to_send = [p for p in plan if known.get(p.cache_key) not in ("ok", "empty")]
         n_retry = sum(1 for p in to_send if known.get(p.cache_key) == "error")
-        # Send grouped by system prompt: llama.cpp reuses the KV cache of a shared prefix.
-        to_send.sort(key=lambda p: (p.system_prompt_sha256, p.id, p.condition))
+        position = send_order(frame, args.order, sel.seed)
+        to_send.sort(key=lambda p: position[(p.id, p.condition)])
 
         eff_conc = min(concurrency, servers * args.local_slots) if local else concurrency
         latency = args.latency if args.latency is not None else \
@@ -769,7 +775,7 @@ def _manifest(cfg: RunConfig, args: argparse.Namespace, sel: Selection, frame: p
             "system_prompt_style": cfg.system_prompt_style, "concurrency": concurrency,
             "timeout_s": args.timeout, "max_attempts": args.max_attempts,
             "backoff_base_s": args.backoff_base, "backoff_max_s": args.backoff_max,
-            "retry_after_cap_s": args.retry_after_cap,
+            "retry_after_cap_s": args.retry_after_cap, "send_order": args.order,
         },
         "config_hash": cfg.config_hash,
         "selection": sel.describe(),

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rupeebias_core.benchmark import PROMPT_COUNTS, TASKS
+from rupeebias_core.benchmark import CONDITIONS, LANGUAGES, PROMPT_COUNTS, TASKS, expected_prompts
 
 N_STANDARD = PROMPT_COUNTS["standard"]
 N_FAIRNESS = PROMPT_COUNTS["fairness"]
@@ -130,6 +130,23 @@ def _delta(h: Headline) -> str:
     return f"{h.mean_delta:.1f} [{h.lo:.1f}, {h.hi:.1f}] ({h.n_pairs:,} pairs)"
 
 
+def coverage_table(by_task: dict[tuple[str, str, str], int]) -> list[str]:
+    """Answered of expected prompts per task, language and condition (Markdown table rows):
+    where a partial run's numbers come from."""
+    cells = [(lang, cond) for cond in CONDITIONS for lang in LANGUAGES]
+    head = ["task", *(f"{lang}{', ' + cond if cond != 'standard' else ''}"
+                      for lang, cond in cells)]
+    rows = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(cells) + "|"]
+    for task in TASKS:
+        out = []
+        for lang, cond in cells:
+            total = expected_prompts(task, lang, cond)
+            n = by_task.get((task, lang, cond), 0)
+            out.append("–" if total == 0 else f"{n:,} of {total:,}")
+        rows.append(f"| {task} | " + " | ".join(out) + " |")
+    return rows
+
+
 def render(st: RunStatus) -> str:
     """The status paragraph (Markdown) quoted in docs/methodology.md section 6."""
     state = "complete" if st.complete else "partial"
@@ -138,13 +155,7 @@ def render(st: RunStatus) -> str:
              f"{N_STANDARD:,} standard and {st.n_fairness:,} of {N_FAIRNESS:,} fairness, over "
              f"{st.busy_hours:.1f} h of collection ({st.prompts_per_s:.2f} prompts/s overall, "
              "restarts and other jobs on the machine included)."]
-    order = {t: i for i, t in enumerate(TASKS)}
-    parts = [f"{task} {lang}{' fairness' if cond == 'fairness' else ''} {n:,}"
-             for (task, lang, cond), n in sorted(st.by_task.items(),
-                                                 key=lambda kv: (order.get(kv[0][0], 99),
-                                                                 kv[0][2] != "standard",
-                                                                 kv[0][1]))]
-    lines.append(f"Answered per task: {'; '.join(parts)}.")
+    lines.extend(["", *coverage_table(st.by_task), ""])
     if st.upstream and st.corrected:
         u, c = st.upstream, st.corrected
         if {u.n_rows, c.n_rows} != {st.n_rows}:

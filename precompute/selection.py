@@ -18,6 +18,8 @@ import pandas as pd
 
 REQUIRED_COLUMNS = ("id", "task", "language", "condition", "prompt", "system_prompt")
 SLOT_COLUMNS = ("task", "language", "condition", "axis", "profile_id", "question_variant_id")
+BLOCK_COLUMNS = ("task", "language", "condition", "axis", "profile_id")
+SEND_ORDERS = ("blocks", "id")
 SMOKE_PER_GROUP = 5
 
 
@@ -175,6 +177,34 @@ def load_selection(sel: Selection) -> pd.DataFrame:
         frame = frame.groupby(["task", "language", "condition"], sort=False).head(SMOKE_PER_GROUP)
     frame = frame.drop(columns="_rank")
     return frame.sort_values(["id", "condition"], kind="mergesort").reset_index(drop=True)
+
+
+def send_order(frame: pd.DataFrame, order: str, seed: int) -> dict[tuple[str, str], int]:
+    """Position of each (id, condition) in the order `collect` sends prompts.
+
+    ``blocks`` (the default) sends whole profile blocks -- every identifier and question
+    variant of one (task, language, condition, axis, profile) -- in a seeded random order, so
+    a run stopped at any point holds complete comparison slots spread over every task,
+    language and condition, not the first task only. Inside a block prompts go in id order,
+    where neighbours share the identifier and profile lines, so a local server still reuses
+    most of its KV-cache prefix; only a block change re-reads the system prompt.
+    ``id`` groups by system prompt, then id: the most prefix reuse, least representative
+    when stopped early.
+    """
+    if order not in SEND_ORDERS:
+        raise SelectionError(f"unknown send order {order!r}; choose from {', '.join(SEND_ORDERS)}")
+    if order == "id":
+        keys = frame[["system_prompt", "id", "condition"]].astype(str)
+        ranked = keys.sort_values(["system_prompt", "id", "condition"], kind="mergesort")
+    else:
+        cols = [c for c in BLOCK_COLUMNS if c in frame.columns]
+        block = list(zip(*(frame[c].astype(str) for c in cols), strict=True))
+        ranked = pd.DataFrame({"_rank": [_rank(seed, ("block", *k)) for k in block],
+                               "id": frame["id"].astype(str).to_numpy(),
+                               "condition": frame["condition"].astype(str).to_numpy()})
+        ranked = ranked.sort_values(["_rank", "id", "condition"], kind="mergesort")
+    return {(i, c): n for n, (i, c) in enumerate(zip(ranked["id"], ranked["condition"],
+                                                      strict=True))}
 
 
 def prompts_sha256(frame: pd.DataFrame) -> str:

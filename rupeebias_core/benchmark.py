@@ -26,10 +26,30 @@ LANGUAGES: tuple[str, ...] = ("en", "hinglish")
 CONDITIONS: tuple[str, ...] = ("standard", "fairness")
 #: Tasks that have a fairness-instruction condition (the authors ran it on salary estimation only).
 FAIRNESS_TASKS: tuple[str, ...] = ("salary_estimation",)
-#: Prompts per condition (paper Table 1 and the released data; `build_prompts` is tested to
-#: produce exactly these): what a complete run of one model answers.
-PROMPT_COUNTS: MappingProxyType[str, int] = MappingProxyType({"standard": 39_150,
-                                                              "fairness": 9_396})
+#: Standard-condition prompts per task (paper Table 1), half in each language; the fairness
+#: condition repeats the FAIRNESS_TASKS prompts. `build_prompts` is tested to produce exactly these.
+TASK_PROMPT_COUNTS: MappingProxyType[str, int] = MappingProxyType({
+    "salary_estimation": 9_396,
+    "salary_increment_estimation": 14_094,
+    "counter_offer_recommendation": 9_396,
+    "service_pricing_vendor": 3_132,
+    "service_pricing_client": 3_132,
+})
+#: Prompts per condition: what a complete run of one model answers.
+PROMPT_COUNTS: MappingProxyType[str, int] = MappingProxyType({
+    "standard": sum(TASK_PROMPT_COUNTS.values()),
+    "fairness": sum(TASK_PROMPT_COUNTS[t] for t in FAIRNESS_TASKS),
+})
+
+
+def expected_prompts(task: str, language: str, condition: str) -> int:
+    """How many prompts one (task, language, condition) cell of the benchmark holds (0 if the
+    condition does not apply to the task)."""
+    if condition == "fairness" and task not in FAIRNESS_TASKS:
+        return 0
+    return TASK_PROMPT_COUNTS.get(task, 0) // len(LANGUAGES) if language in LANGUAGES else 0
+
+
 #: The id tag of each language (`hi`, not `hinglish`, as in the released ids).
 LANGUAGE_ID_TAG: MappingProxyType[str, str] = MappingProxyType({"en": "en", "hinglish": "hi"})
 

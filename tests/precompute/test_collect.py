@@ -363,3 +363,23 @@ def test_each_periodic_flush_writes_a_manifest_that_matches_the_parquet(
     assert envs and all(e == {"snapshot": 1} for e in envs)
     final = json.loads((tmp_path / "responses" / "test-model.manifest.json").read_text())
     assert final["in_progress"] is False and final["interrupted"] is False
+
+
+@pytest.mark.parametrize("order", ["blocks", "id"])
+def test_collect_sends_in_the_chosen_order(fake_server: FakeOpenAIServer, small_prompts: Path,
+                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           order: str) -> None:
+    from precompute.selection import send_order
+
+    prompts = pd.read_parquet(small_prompts)
+    argv = collect_args(fake_server.base_url, tmp_path, small_prompts,
+                        "--concurrency", "1", "--order", order)
+    assert run_collect(argv, monkeypatch) == 0
+    pos = send_order(prompts, order, seed=42)
+    want = [(r.system_prompt, r.prompt) for r in
+            sorted(prompts.itertuples(), key=lambda r: pos[(r.id, r.condition)])]
+    got = [(r.body["messages"][0]["content"], r.body["messages"][-1]["content"])
+           for r in fake_server.received]
+    assert got == want
+    man = json.loads((tmp_path / "responses" / "test-model.manifest.json").read_text())
+    assert man["parameters"]["send_order"] == order

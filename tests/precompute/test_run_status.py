@@ -58,9 +58,12 @@ def test_status_counts_answers_and_quotes_the_metrics(tmp_path: Path) -> None:
     text = rs.render(st)
     assert "partial.** 7 of 48,546 prompts answered (0.0 %): 6 of 39,150 standard and 1 of " \
            "9,396 fairness" in text
-    assert "salary_estimation en 6; salary_estimation hinglish 1; salary_estimation hinglish " \
-           "fairness 1" not in text  # the error row is not counted
-    assert "salary_estimation en 6; salary_estimation hinglish fairness 1." in text
+    table = [ln for ln in text.splitlines() if ln.startswith("|")]
+    assert table[0] == "| task | en | hinglish | en, fairness | hinglish, fairness |"
+    # the error row (hinglish standard) is not counted; fairness applies to one task only
+    assert "| salary_estimation | 6 of 4,698 | 0 of 4,698 | 0 of 4,698 | 1 of 4,698 |" in table
+    assert "| service_pricing_client | 0 of 1,566 | 0 of 1,566 | – | – |" in table
+    assert len(table) == 2 + 5
     assert "Parse health 90.0 % with the authors' extractor, 50.0 % usable with ours" in text
     assert "refusals 1.2 %" in text or "refusals 1.3 %" in text
     assert "Mean Δ% 12.3 [10.0, 15.0] (1,234 pairs) with the upstream method and no matched " \

@@ -61,3 +61,55 @@ def test_prompts_file_validation(tmp_path: Path) -> None:
         load_selection(Selection(prompts_path=tmp_path / "nope.parquet"))
     with pytest.raises(SelectionError, match="matches no prompts"):
         load_selection(Selection(prompts_path=ok, languages=("hinglish",)))
+
+
+BLOCK = ["task", "language", "condition", "axis", "profile_id"]
+
+
+def _in_send_order(frame: pd.DataFrame, order: str, seed: int = 42) -> pd.DataFrame:
+    from precompute.selection import send_order
+
+    pos = send_order(frame, order, seed)
+    ranked = frame.assign(_pos=[pos[(i, c)] for i, c in
+                                zip(frame["id"], frame["condition"], strict=True)])
+    return ranked.sort_values("_pos").reset_index(drop=True)
+
+
+def test_block_order_sends_whole_blocks_spread_over_tasks() -> None:
+    frame = load_selection(Selection(condition="all"))
+    sent = _in_send_order(frame, "blocks")
+    assert sorted(sent["_pos"]) == list(range(len(frame)))  # a total order, no ties
+    # each profile block is one contiguous run, in id order inside
+    keys = sent[BLOCK].astype(str)
+    runs = (keys != keys.shift()).any(axis=1).astype(int).cumsum()
+    assert runs.max() == frame.groupby(BLOCK).ngroups
+    for _, g in list(sent.groupby(runs))[:50]:
+        assert g["id"].tolist() == sorted(g["id"])
+    # stopped after 5 %, the run already covers every task, language and condition
+    head = sent.head(len(sent) // 20)
+    assert set(head.task) == set(frame.task)
+    assert set(head.language) == {"en", "hinglish"}
+    assert set(head.condition) == {"standard", "fairness"}
+    # deterministic, and the seed matters
+    assert _in_send_order(frame, "blocks")["id"].tolist() == sent["id"].tolist()
+    assert _in_send_order(frame, "blocks", seed=7)["id"].head(200).tolist() != \
+        sent["id"].head(200).tolist()
+
+
+def test_id_order_groups_by_system_prompt_then_id() -> None:
+    frame = load_selection(Selection(tasks=("salary_estimation",), condition="all"))
+    sent = _in_send_order(frame, "id")
+    systems = sent["system_prompt"].tolist()
+    changes = sum(a != b for a, b in zip(systems, systems[1:], strict=False))
+    # standard and fairness; Hinglish prompts carry the English system prompt
+    assert changes + 1 == frame["system_prompt"].nunique() == 2
+    for _, g in sent.groupby("system_prompt", sort=False):
+        assert g["id"].tolist() == sorted(g["id"])
+
+
+def test_unknown_send_order_is_an_error() -> None:
+    from precompute.selection import send_order
+
+    frame = load_selection(Selection(tasks=("service_pricing_vendor",), sample=20))
+    with pytest.raises(SelectionError, match="unknown send order"):
+        send_order(frame, "random", 42)

@@ -65,7 +65,14 @@ def test_table1_counts(prompts):
     per_task = std.groupby("task").size().to_dict()
     assert per_task == {"salary_estimation": 9_396, "salary_increment_estimation": 14_094,
                         "counter_offer_recommendation": 9_396, "service_pricing_vendor": 3_132,
-                        "service_pricing_client": 3_132}
+                        "service_pricing_client": 3_132} == dict(b.TASK_PROMPT_COUNTS)
+    assert b.PROMPT_COUNTS == {"standard": 39_150, "fairness": 9_396}
+    cells = prompts.groupby(["task", "language", "condition"]).size()
+    for (task, lang, cond), n in cells.items():
+        assert b.expected_prompts(task, lang, cond) == n
+    assert sum(b.expected_prompts(t, lang, c) for t in b.TASKS for lang in b.LANGUAGES
+               for c in b.CONDITIONS) == len(prompts) == 48_546
+    assert b.expected_prompts("service_pricing_client", "en", "fairness") == 0
     per_lang = std.groupby(["task", "language"]).size()
     assert (per_lang.xs("en", level="language") == per_lang.xs("hinglish", level="language")).all()
     assert std.identifier_value.nunique() == 87
