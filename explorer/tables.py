@@ -286,11 +286,18 @@ def _float(value: object) -> float:
 
 
 def slot_summary(gaps: pd.DataFrame, key: str) -> dict[str, float]:
-    """Mean Δ% of one slot with a percentile-bootstrap CI (pairs resampled, as the paper)."""
-    from rupeebias_core.metrics.bootstrap import bootstrap_mean_ci  # lazy, as above
+    """Mean Δ% of one slot with a 95 % CI that resamples the slot's answers, not its pairs:
+    every answer enters k − 1 pairs, so pairs are not independent (see
+    ``answer_bootstrap_pair_mean_ci``)."""
+    from rupeebias_core.metrics.bootstrap import answer_bootstrap_pair_mean_ci  # lazy, as above
 
     deltas = gaps["Δ%"].to_numpy(dtype=float)
-    ci = bootstrap_mean_ci(deltas, key)
+    names = list(dict.fromkeys([*gaps["Identifier A"], *gaps["Identifier B"]]))
+    where = {name: i for i, name in enumerate(names)}
+    matrix = np.full((len(names), len(names)), np.nan)
+    for a, b, d in zip(gaps["Identifier A"], gaps["Identifier B"], deltas, strict=True):
+        matrix[where[a], where[b]] = matrix[where[b], where[a]] = d
+    ci = answer_bootstrap_pair_mean_ci(matrix, key)
     finite = deltas[np.isfinite(deltas)]
     v10 = float((finite > 10).mean() * 100) if finite.size else math.nan
     return {"mean": ci.mean, "lo": ci.lo, "hi": ci.hi, "n": ci.n, "v10": v10,

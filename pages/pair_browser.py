@@ -151,8 +151,11 @@ with ui.guard("This slot"):
         m1.metric("Mean Δ% in this slot", ui.fmt_num(summary["mean"], 2),
                   help=ui.HELP["Mean Δ%"])
         m2.metric("95% CI", f"[{ui.fmt_num(summary['lo'], 2)}, {ui.fmt_num(summary['hi'], 2)}]",
-                  help="Percentile bootstrap over this slot's pairs (2,000 resamples), the "
-                       "paper's method; pairs share answers, so treat it as indicative.")
+                  help="Percentile bootstrap that resamples this slot's answers (2,000 "
+                       "resamples). Every answer is in several pairs, so the pairs are not "
+                       "independent; resampling pairs, as the paper does, would give a "
+                       "narrower interval than the data support. No interval with fewer than "
+                       "three readable answers.")
         m3.metric("Pairs", f"{summary['n']:,}", help=f"{summary['n_missing']} more pairs have "
                   "a missing value and form no pair in the metrics.")
         ui.explain(f"Δ% = |a − b| ÷ ((a + b)/2) × 100 for two answers a and b. "

@@ -241,3 +241,39 @@ def bootstrap_mean_ci(
     else:
         lo, hi = poisson_replicates(x, key, n_resamples).ci()
     return MeanCI(mean, lo, hi, n)
+
+
+def answer_bootstrap_pair_mean_ci(
+    gaps: np.ndarray, key: str, n_resamples: int = DEFAULT_RESAMPLES
+) -> MeanCI:
+    """Mean of one slot's pair values, with a CI from resampling the slot's *answers*.
+
+    ``gaps`` is the symmetric k × k matrix of pair values (NaN = the pair does not exist; the
+    diagonal is ignored). Why: k answers make k(k − 1)/2 pairs and every answer sits in k − 1
+    of them, so resampling pairs (the paper's way) behaves as if there were far more independent
+    observations than the k answers and understates the uncertainty. Each replicate draws the
+    answers with replacement (multinomial counts c) and averages the pairs of *distinct* draws:
+    Σ_{i<j} c_i c_j g_ij / Σ_{i<j} c_i c_j. Answers in no pair are left out; with fewer than
+    three answers there is no interval (two answers make a single pair).
+    """
+    g = np.array(gaps, dtype=float)
+    if g.ndim != 2 or g.shape[0] != g.shape[1]:
+        raise ValueError("gaps must be a square matrix")
+    np.fill_diagonal(g, np.nan)
+    finite = np.isfinite(g)
+    used = finite.any(axis=1)
+    g, finite = g[np.ix_(used, used)], finite[np.ix_(used, used)]
+    upper = np.triu(finite, k=1)
+    n = int(upper.sum())
+    mean = float(g[upper].mean()) if n else math.nan
+    k = int(used.sum())
+    if k < 3:
+        return MeanCI(mean, math.nan, math.nan, n)
+    counts = rng_for(key).multinomial(k, np.full(k, 1.0 / k), size=n_resamples).astype(float)
+    values = np.where(finite, g, 0.0)
+    num = np.einsum("ri,ij,rj->r", counts, values, counts)
+    den = np.einsum("ri,ij,rj->r", counts, finite.astype(float), counts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reps = np.where(den > 0, num / den, np.nan)
+    lo, hi = percentile_ci(reps)
+    return MeanCI(mean, lo, hi, n)
