@@ -274,27 +274,36 @@ def model_notes(models: pd.DataFrame, selected: Sequence[str]) -> None:
 
 
 def _partial_run_notes(labels: Mapping[str, str]) -> None:
-    """Say when a computed model's run does not cover the whole benchmark yet.
+    """Say when a computed model's run does not cover the whole benchmark yet, and how far each
+    use case has got.
 
     A long collection is committed as it goes; its numbers are real but rest on the tasks and
-    axes reached so far, which readers must know before comparing it with complete runs.
+    axes reached so far, which readers must know before comparing it with complete runs. Parse
+    health counts standard-condition answers, so coverage is measured against those.
     """
     from explorer import data
 
     try:
         health = data.rows("parse_health", model=tuple(labels), method="upstream",
-                           language="all", task="all")
+                           language="all")
     except data.DataUnavailable:
         return
     if health.empty or "n_rows" not in health:
         return
-    for model, n_rows in zip(health["model"], health["n_rows"], strict=True):
-        n = 0 if pd.isna(n_rows) else int(n_rows)
-        if 0 < n < vocab.TOTAL_PROMPTS:
-            st.warning(f"**Partial run:** {labels.get(model) or model} has answered "
-                       f"{n:,} of the {vocab.TOTAL_PROMPTS:,} prompts so far; its numbers cover "
-                       "only the use cases, languages and axes reached (see n and coverage).",
-                       icon=":material/hourglass_top:")
+    for model, rows in health.groupby("model", sort=False):
+        n_by_task = {str(t): (0 if pd.isna(n) else int(n))
+                     for t, n in zip(rows["task"], rows["n_rows"], strict=True)}
+        n = n_by_task.get(vocab.ALL, 0)
+        if not 0 < n < vocab.STANDARD_PROMPTS:
+            continue
+        per_task = " · ".join(
+            f"{vocab.TASK_LABELS[t]} {100 * n_by_task.get(t, 0) / vocab.TASK_PROMPTS[t]:.0f} %"
+            for t in vocab.TASKS)
+        st.warning(f"**Partial run:** {labels.get(str(model)) or model} has answered {n:,} of "
+                   f"the {vocab.STANDARD_PROMPTS:,} standard prompts so far "
+                   f"({100 * n / vocab.STANDARD_PROMPTS:.0f} %; per use case: {per_task}). Its "
+                   "numbers cover only the use cases, languages and axes reached (see n and "
+                   "Coverage).", icon=":material/hourglass_top:")
 
 
 def no_rows(what: str) -> None:

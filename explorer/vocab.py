@@ -93,6 +93,10 @@ LOCAL_MODELS: MappingProxyType[str, MappingProxyType[str, str]] = MappingProxyTy
 
 #: Standard + fairness prompts: a complete run answers every one of them.
 TOTAL_PROMPTS = sum(bm.PROMPT_COUNTS.values())
+#: Standard-condition prompts, overall and per task: what parse health (and so a run's
+#: coverage) counts.
+STANDARD_PROMPTS = bm.PROMPT_COUNTS["standard"]
+TASK_PROMPTS: MappingProxyType[str, int] = bm.TASK_PROMPT_COUNTS
 
 SOURCE_KINDS: tuple[str, ...] = ("published", "computed")
 SOURCE_LABELS: MappingProxyType[str, str] = MappingProxyType(

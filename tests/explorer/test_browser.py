@@ -155,9 +155,10 @@ def test_page_renders_in_a_real_browser(server: str, browser_page: object, path:
     assert page.locator('[data-testid="stException"]').count() == 0
     assert page.get_by_text("Page not found").count() == 0
     if path not in ("try_prompt", "methodology"):
-        assert page.locator(".vega-embed").count() >= 1
+        # waits, not counts: on a loaded machine Vega may draw after the script run ends
+        page.locator(".vega-embed").first.wait_for(timeout=60_000)
         if path != "axes_use_cases":  # opens on the radar tab: a chart, no table
-            assert page.locator('[data-testid="stDataFrame"]').count() >= 1
+            page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=60_000)
         assert page.get_by_text("Simulated test data, not results").count() >= 1
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{path or 'overview'}.png"), full_page=True)
