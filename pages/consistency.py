@@ -198,62 +198,56 @@ def section_wording() -> None:
             ui.table(out, f"question variant robustness {lang}", f"{PAGE}-qv-table")
 
 # ---- Merit sensitivity & profile rank agreement ------------------------------------------------
+def _profile_metric(title: str, explanation: str, table: str, columns: tuple[str, str, str],
+                    label: str, x_title: str, key: str, ref: float | None = None) -> None:
+    """One per-(model, language, use case) statistic with its CI: bars, then the table.
+
+    ``columns`` names the value and its CI bounds in ``table``; ``label`` is how the value is
+    shown."""
+    st.markdown(f"**{title}**")
+    ui.explain(explanation)
+    with ui.guard(title):
+        rows = data.rows(table, model=sel_models, language=langs, source_kind=kinds,
+                         method=method)
+        if rows.empty:
+            ui.no_rows(f"{title.lower()} values")
+            return
+        value, lo, hi = columns
+        frame = ordered(pd.DataFrame({
+            "Model": [row_label(m, k) for m, k in zip(rows["model"], rows["source_kind"],
+                                                      strict=True)],
+            "Language": rows["language"].map(vocab.LANGUAGE_LABELS),
+            "Use case": rows["task"].map(vocab.TASK_LABELS),
+            label: rows[value], "CI low": rows.get(lo), "CI high": rows.get(hi),
+            "n pairs": rows.get("n_pairs"), "Model ID": rows["model"]}))
+        frame["Row"] = frame["Model"] + " · " + frame["Language"]
+        spec = charts.bars_ci(frame, x=label, lo="CI low", hi="CI high", y="Row",
+                              color="Use case", y_order=list(dict.fromkeys(frame["Row"])),
+                              x_title=x_title, ref=ref,
+                              color_scale=charts.task_scale(vocab.TASK_LABELS,
+                                                            frame["Use case"]))
+        ui.chart(spec, frame, title.lower(), f"{PAGE}-{key}",
+                 alt_text=f"Bar chart of {title.lower()} with CIs")
+        ui.table(frame.drop(columns="Row"), title.lower(), f"{PAGE}-{key}-table")
+
+
 def section_merit() -> None:
-    st.markdown("**Merit sensitivity**")
-    ui.explain("How much the answer changes when the *profile* changes (better university, "
-               "more experience, stronger offer) for the same identity — the same Δ% formula, "
-               "across profiles instead of identities. Higher = the model responds to merit. "
-               "Computed models only (paper Figure 12 is not transcribed).")
-    with ui.guard("Merit sensitivity"):
-        merit = data.rows("merit_sensitivity", model=sel_models, language=langs,
-                          source_kind=kinds, method=method)
-        if merit.empty:
-            ui.no_rows("merit-sensitivity values")
-        else:
-            frame = ordered(pd.DataFrame({
-                "Model": [row_label(m, k) for m, k in zip(merit["model"], merit["source_kind"],
-                                                          strict=True)],
-                "Language": merit["language"].map(vocab.LANGUAGE_LABELS),
-                "Use case": merit["task"].map(vocab.TASK_LABELS),
-                "Merit Δ%": merit["mean_delta"], "CI low": merit.get("mean_delta_lo"),
-                "CI high": merit.get("mean_delta_hi"), "n pairs": merit.get("n_pairs"),
-                "Model ID": merit["model"]}))
-            frame["Row"] = frame["Model"] + " · " + frame["Language"]
-            spec = charts.bars_ci(frame, x="Merit Δ%", lo="CI low", hi="CI high", y="Row",
-                                  color="Use case", y_order=list(dict.fromkeys(frame["Row"])),
-                                  x_title="Mean Δ% between profiles (same identity)",
-                                  color_scale=charts.task_scale(vocab.TASK_LABELS,
-                                                                frame["Use case"]))
-            ui.chart(spec, frame, "merit sensitivity", f"{PAGE}-merit",
-                     alt_text="Bar chart of merit sensitivity with CIs")
-            ui.table(frame.drop(columns="Row"), "merit sensitivity", f"{PAGE}-merit-table")
-    st.markdown("**Profile rank agreement**")
-    ui.explain("Do different identities agree on which profiles deserve more? Mean Spearman ρ "
-               "between identities' rankings of the profiles; 1 (dashed line) = every identity "
-               "ranks the profiles the same way. Low values mean identity changes *who* the "
-               "model treats as the stronger candidate, not just the level.")
-    with ui.guard("Profile rank agreement"):
-        pra = data.rows("profile_rank_agreement", model=sel_models, language=langs,
-                        source_kind=kinds, method=method)
-        if pra.empty:
-            ui.no_rows("profile-rank-agreement values")
-        else:
-            frame = ordered(pd.DataFrame({
-                "Model": [row_label(m, k) for m, k in zip(pra["model"], pra["source_kind"],
-                                                          strict=True)],
-                "Language": pra["language"].map(vocab.LANGUAGE_LABELS),
-                "Use case": pra["task"].map(vocab.TASK_LABELS), "Mean ρ": pra["rho"],
-                "CI low": pra.get("rho_lo"), "CI high": pra.get("rho_hi"),
-                "n pairs": pra.get("n_pairs"), "Model ID": pra["model"]}))
-            frame["Row"] = frame["Model"] + " · " + frame["Language"]
-            spec = charts.bars_ci(frame, x="Mean ρ", lo="CI low", hi="CI high", y="Row",
-                                  color="Use case", y_order=list(dict.fromkeys(frame["Row"])),
-                                  x_title="Mean Spearman ρ between identities' profile rankings",
-                                  ref=1.0, color_scale=charts.task_scale(vocab.TASK_LABELS,
-                                                                         frame["Use case"]))
-            ui.chart(spec, frame, "profile rank agreement", f"{PAGE}-pra",
-                     alt_text="Bar chart of profile rank agreement with CIs")
-            ui.table(frame.drop(columns="Row"), "profile rank agreement", f"{PAGE}-pra-table")
+    _profile_metric(
+        "Merit sensitivity",
+        "How much the answer changes when the *profile* changes (better university, more "
+        "experience, stronger offer) for the same identity — the same Δ% formula, across "
+        "profiles instead of identities. Higher = the model responds to merit. Computed models "
+        "only (paper Figure 12 is not transcribed).",
+        "merit_sensitivity", ("mean_delta", "mean_delta_lo", "mean_delta_hi"), "Merit Δ%",
+        "Mean Δ% between profiles (same identity)", "merit")
+    _profile_metric(
+        "Profile rank agreement",
+        "Do different identities agree on which profiles deserve more? Mean Spearman ρ between "
+        "identities' rankings of the profiles; 1 (dashed line) = every identity ranks the "
+        "profiles the same way. Low values mean identity changes *who* the model treats as the "
+        "stronger candidate, not just the level.",
+        "profile_rank_agreement", ("rho", "rho_lo", "rho_hi"), "Mean ρ",
+        "Mean Spearman ρ between identities' profile rankings", "pra", ref=1.0)
 
 # ---- Fairness-instruction ablation --------------------------------------------------------------
 def section_fairness() -> None:

@@ -284,6 +284,9 @@ def test_consistency_tabs(open_page, has_published: bool, tab: str, column: str)
     assert dict(at.query_params).get("tab") == tab
     frame = next(d.value for d in at.dataframe if column in d.value.columns)
     assert len(charts(at)) >= 1
+    if tab == "merit":  # both profile statistics, each with its chart and table
+        assert any("Mean ρ" in d.value.columns for d in at.dataframe)
+        assert len(charts(at)) >= 2
     if not has_published:
         return
     ids = frame.set_index("Model ID") if "Model ID" in frame.columns else frame
