@@ -155,6 +155,10 @@ def render(st: RunStatus) -> str:
              f"{N_STANDARD:,} standard and {st.n_fairness:,} of {N_FAIRNESS:,} fairness, over "
              f"{st.busy_hours:.1f} h of collection ({st.prompts_per_s:.2f} prompts/s overall, "
              "restarts and other jobs on the machine included)."]
+    left = N_TOTAL - st.n_rows
+    if left > 0 and st.prompts_per_s > 0:
+        lines[0] += (f" At that rate the remaining {left:,} prompts need ≈ "
+                     f"{left / st.prompts_per_s / 3600:.1f} h more.")
     lines.extend(["", *coverage_table(st.by_task), ""])
     if st.upstream and st.corrected:
         u, c = st.upstream, st.corrected

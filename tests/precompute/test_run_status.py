@@ -58,6 +58,8 @@ def test_status_counts_answers_and_quotes_the_metrics(tmp_path: Path) -> None:
     text = rs.render(st)
     assert "partial.** 7 of 48,546 prompts answered (0.0 %): 6 of 39,150 standard and 1 of " \
            "9,396 fairness" in text
+    # 7 answers in 7 s of busy time: 1 prompt/s, so 48,539 left take 13.5 h
+    assert "At that rate the remaining 48,539 prompts need ≈ 13.5 h more." in text
     table = [ln for ln in text.splitlines() if ln.startswith("|")]
     assert table[0] == "| task | en | hinglish | en, fairness | hinglish, fairness |"
     # the error row (hinglish standard) is not counted; fairness applies to one task only
