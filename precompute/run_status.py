@@ -162,10 +162,10 @@ def render(st: RunStatus) -> str:
     lines.extend(["", *coverage_table(st.by_task), ""])
     if st.upstream and st.corrected:
         u, c = st.upstream, st.corrected
-        if {u.n_rows, c.n_rows} != {st.n_rows}:
-            lines.append(f"**The metrics below were computed on {u.n_rows:,} responses, not "
-                         f"the {st.n_rows:,} collected: rerun `python -m precompute "
-                         "metrics`.**")
+        if {u.n_rows, c.n_rows} != {st.n_standard}:  # parse health counts standard rows
+            lines.append(f"**The metrics below were computed on {u.n_rows:,} standard-condition "
+                         f"responses, not the {st.n_standard:,} collected: rerun `python -m "
+                         "precompute metrics`.**")
         lines.append(f"Parse health {_pct(u.parse_health)} with the authors' extractor, "
                      f"{_pct(c.parse_health)} usable with ours; strict format "
                      f"{_pct(u.strict_rate)}; refusals {_pct(u.refusal_rate)}. Mean Δ% "

@@ -51,7 +51,7 @@ def _data(tmp: Path, n_metrics_rows: int) -> Path:
 
 
 def test_status_counts_answers_and_quotes_the_metrics(tmp_path: Path) -> None:
-    st = rs.run_status(_data(tmp_path, 7), "m")
+    st = rs.run_status(_data(tmp_path, 6), "m")  # parse health counts the 6 standard rows
     assert (st.n_rows, st.n_standard, st.n_fairness) == (7, 6, 1)  # the error row is not answered
     assert not st.complete
     assert st.busy_hours * 3600 == pytest.approx(7.0)  # six 1 s requests + one
@@ -75,14 +75,14 @@ def test_status_counts_answers_and_quotes_the_metrics(tmp_path: Path) -> None:
 
 def test_stale_metrics_are_called_out(tmp_path: Path) -> None:
     text = rs.render(rs.run_status(_data(tmp_path, 5), "m"))
-    assert "computed on 5 responses, not the 7 collected" in text
+    assert "computed on 5 standard-condition responses, not the 6 collected" in text
 
 
 def test_write_doc_replaces_only_its_block(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     from precompute.__main__ import main
 
-    data = _data(tmp_path / "d", 7)
+    data = _data(tmp_path / "d", 6)
     doc = tmp_path / "doc.md"
     doc.write_text("before\n<!-- run-status:m:start -->\nold\n<!-- run-status:m:end -->\nafter\n")
     assert main(["status", "--data", str(data), "--slug", "m", "--write-doc", str(doc)]) == 0
@@ -104,7 +104,7 @@ def test_methodology_quotes_the_shipped_run_exactly() -> None:
 
 
 def test_status_before_metrics_says_so(tmp_path: Path) -> None:
-    data = _data(tmp_path, 7)
+    data = _data(tmp_path, 6)
     for f in (data / "metrics").iterdir():
         f.unlink()
     text = rs.render(rs.run_status(data, "m"))
