@@ -4,6 +4,9 @@
 std and fair are each the *unweighted* mean over the six axes of the per-axis Mean Δ% (slot =
 profile × QV); delta = fair − std; reduction% = (std − fair) / std × 100. The CI of delta
 composes the two conditions' independent per-axis bootstrap replicates.
+
+Both conditions are measured on the same slots: :func:`matched_values` keeps the slots answered
+in both (every slot, in a complete run).
 """
 
 from __future__ import annotations
@@ -12,11 +15,40 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 from rupeebias_core.metrics.bootstrap import percentile_ci
 from rupeebias_core.metrics.delta import CellKey, FineCell
 
 FAIRNESS_TASK = "salary_estimation"
+SLOT_COLUMNS = ("language", "task", "axis", "profile_id", "question_variant_id")
+
+
+def matched_values(values: pd.DataFrame) -> pd.DataFrame | None:
+    """The standard and fairness rows of the slots that hold values in both conditions, or
+    None when that is already every row of the fairness tasks (a complete run).
+
+    Why: the ablation is a paired design, the same prompts with and without the instruction.
+    A partial run (or an import of part of a run) can hold different slots per condition;
+    comparing them would mix the instruction's effect with the profiles' differences.
+    """
+    if "condition" not in values.columns:
+        return None  # standard only
+    fair = values[values["condition"] == "fairness"]
+    if fair.empty:
+        return None
+    std = values[(values["condition"] == "standard") & values["task"].isin(set(fair["task"]))]
+
+    def keys(frame: pd.DataFrame) -> list[tuple[str, ...]]:
+        return list(zip(*(frame[c].astype(str) for c in SLOT_COLUMNS), strict=True))
+
+    k_std, k_fair = keys(std), keys(fair)
+    both = set(k_std) & set(k_fair)
+    keep_std = np.fromiter((k in both for k in k_std), dtype=bool, count=len(k_std))
+    keep_fair = np.fromiter((k in both for k in k_fair), dtype=bool, count=len(k_fair))
+    if keep_std.all() and keep_fair.all():
+        return None
+    return pd.concat([std[keep_std], fair[keep_fair]], ignore_index=True)
 
 
 def _axis_means(cells: Mapping[CellKey, FineCell], lang: str, task: str,

@@ -15,7 +15,7 @@ from rupeebias_core.metrics.blocks import build_blocks
 from rupeebias_core.metrics.bootstrap import DEFAULT_RESAMPLES
 from rupeebias_core.metrics.canonical_gap import canonical_gap_rows
 from rupeebias_core.metrics.delta import delta_cube, fine_cells
-from rupeebias_core.metrics.fairness_ablation import fairness_rows
+from rupeebias_core.metrics.fairness_ablation import fairness_rows, matched_values
 from rupeebias_core.metrics.identifier_deviation import deviation_rows
 from rupeebias_core.metrics.kendall_w import finalise_kendall, kendall_rows
 from rupeebias_core.metrics.language_shift import language_shift_rows
@@ -85,6 +85,12 @@ def compute_from_values(values: pd.DataFrame, model: str, method: Method, design
     std = {k: b for k, b in blocks.items() if k[0] == "standard"}
     cells = fine_cells(std, model, method, "standard", n_resamples)
     fair = fine_cells(blocks, model, method, "fairness", n_resamples)
+    ab_std, ab_fair = cells, fair
+    matched = matched_values(values)
+    if matched is not None:  # a partial run: compare the slots answered in both conditions
+        ab_blocks = build_blocks(matched, d.identifier_order)
+        ab_std = fine_cells(ab_blocks, model, method, "standard", n_resamples)
+        ab_fair = fine_cells(ab_blocks, model, method, "fairness", n_resamples)
     kw_axis, kw_use = kendall_rows(std, model, d.languages, d.tasks, d.axes)
     langs = d.languages
     return {
@@ -102,7 +108,7 @@ def compute_from_values(values: pd.DataFrame, model: str, method: Method, design
         "profile_rank_agreement": _frame(rank_agreement_rows(std, model, langs, d.tasks)),
         "identifier_deviation": deviation_rows(
             [b for _, b in sorted(std.items())], model),
-        "fairness_ablation": _frame(fairness_rows(cells, fair, model, langs, d.axes)),
+        "fairness_ablation": _frame(fairness_rows(ab_std, ab_fair, model, langs, d.axes)),
     }
 
 

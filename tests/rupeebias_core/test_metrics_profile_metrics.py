@@ -138,3 +138,33 @@ def test_fairness_ablation_unweighted_over_axes() -> None:
     assert row["reduction_pct"] == pytest.approx((s - f) / s * 100)
     assert row["n_pairs_std"] == 6 and row["n_pairs_fair"] == 6
     assert row["delta_lo"] == pytest.approx(f - s)  # no spread inside cells → degenerate CI
+
+
+def test_fairness_ablation_compares_only_slots_answered_in_both_conditions() -> None:
+    """A partial run holds profile P1 in both conditions but P2 (a larger gap) only without
+    the instruction: the ablation must compare P1 with P1, not {P1, P2} with P1."""
+    from rupeebias_core.metrics import compute_from_values
+    from rupeebias_core.metrics.pipeline import Design
+
+    p1 = {("x", "P1", "Q1"): 110.0, ("y", "P1", "Q1"): 100.0, ("z", "P1", "Q1"): 105.0}
+    p2 = {("x", "P2", "Q1"): 150.0, ("y", "P2", "Q1"): 100.0, ("z", "P2", "Q1"): 90.0}
+    std = _frame({**p1, **p2}, task="salary_estimation")
+    fair = _frame(p1, task="salary_estimation", condition="fairness")
+    design = Design((), (), (), {"A": ("x", "y", "z")}, {})
+
+    def ablation(frame: pd.DataFrame) -> pd.Series:
+        tables = compute_from_values(frame, "m", "upstream", design, n_resamples=200)
+        (row,) = tables["fairness_ablation"].itertuples(index=False)
+        return pd.Series(row._asdict())
+
+    partial = ablation(pd.concat([std, fair]))
+    assert partial["delta"] == pytest.approx(0.0)  # the same answers on the same slot
+    assert partial["n_pairs_std"] == partial["n_pairs_fair"] == 3
+    # the leaderboard still uses every standard slot
+    tables = compute_from_values(pd.concat([std, fair]), "m", "upstream", design, 200)
+    assert tables["delta"].query("axis == 'A' and task == 'salary_estimation'")[
+        "n_pairs"].max() == 6
+    # complete: both conditions hold both profiles, so nothing is dropped
+    full = ablation(pd.concat([std, _frame({**p1, **p2}, task="salary_estimation",
+                                           condition="fairness")]))
+    assert full["n_pairs_std"] == full["n_pairs_fair"] == 6 and full["delta"] == 0.0
