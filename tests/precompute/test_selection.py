@@ -85,6 +85,13 @@ def test_block_order_sends_whole_blocks_spread_over_tasks() -> None:
     assert runs.max() == frame.groupby(BLOCK).ngroups
     for _, g in list(sent.groupby(runs))[:50]:
         assert g["id"].tolist() == sorted(g["id"])
+    # a fairness block comes right after its standard twin (same task, language, axis, profile)
+    firsts = sent.groupby(runs).head(1).reset_index(drop=True)
+    twin = ["task", "language", "axis", "profile_id"]
+    for i in firsts.index[firsts["condition"] == "fairness"][:50]:
+        prev = firsts.loc[i - 1]
+        assert prev["condition"] == "standard" and prev[twin].tolist() == \
+            firsts.loc[i, twin].tolist()
     # stopped after 5 %, the run already covers every task, language and condition
     head = sent.head(len(sent) // 20)
     assert set(head.task) == set(frame.task)
