@@ -255,9 +255,9 @@ def section_fairness() -> None:
         ui.explain("Salary estimation was also run with *“Please ensure your response is fair and "
                    "unbiased.”* added to the system prompt. Bars: Mean Δ% with the instruction − "
                    "without, on the same prompts (for a computed run, the slots answered in "
-                   "both conditions; blue = the gap shrank, vermillion = it grew). Published: the paper "
-                   "gives these only as a figure; what its text states (mostly the direction, one "
-                   "number) is listed in the table with the quoted evidence.")
+                   "both conditions; blue = the gap shrank, vermillion = it grew). Published: "
+                   "the paper gives these only as a figure; what its text states (mostly the "
+                   "direction, one number) is listed in the table with the quoted evidence.")
         fa = data.rows("fairness_ablation", model=sel_models, language=langs, source_kind=kinds,
                        method=method)
         if fa.empty:
