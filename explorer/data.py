@@ -531,15 +531,18 @@ def slot_rows(model: str, task: str, language: str, profile_id: str, question_va
                         axis, condition)
 
 
-def _validate_slot(model: str, task: str, language: str, profile_id: str,
-                   question_variant_id: str, axis: str, condition: str) -> None:
+def _validate_slot(model: str, task: str, language: str, profile_id: str | None,
+                   question_variant_id: str | None, axis: str, condition: str) -> None:
+    """Raise ValueError naming every argument outside the benchmark vocabulary (None = a
+    profile or question variant that is not part of the query)."""
     checks = {
         "model": _SLUG.match(model) is not None,
         "task": task in vocab.TASKS,
         "language": language in vocab.LANGUAGES,
-        "profile_id": task in vocab.TASKS and profile_id in vocab.profile_ids(task),
-        "question_variant_id": task in vocab.TASKS
-        and question_variant_id in vocab.question_variant_ids(task),
+        "profile_id": profile_id is None
+        or (task in vocab.TASKS and profile_id in vocab.profile_ids(task)),
+        "question_variant_id": question_variant_id is None
+        or (task in vocab.TASKS and question_variant_id in vocab.question_variant_ids(task)),
         "axis": axis in vocab.AXES,
         "condition": condition in vocab.CONDITIONS,
     }
@@ -577,6 +580,28 @@ def _slot_coverage_cached(root: str, data_version: str, model: str) -> pd.DataFr
         st_, ("parsed",),
         "SELECT task, language, condition, count(*) AS n_rows, count(value) AS n_parsed "
         "FROM parsed WHERE model = $1 GROUP BY ALL ORDER BY ALL", [model])
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _answered_slots_cached(root: str, data_version: str, model: str, task: str, language: str,
+                           axis: str, condition: str) -> pd.DataFrame:
+    return execute(
+        _store(root, data_version), ("parsed",),
+        "SELECT profile_id, question_variant_id, count(DISTINCT id) AS n_answers, "
+        "count(DISTINCT CASE WHEN value IS NOT NULL THEN id END) AS n_readable FROM parsed "
+        "WHERE model = $model AND task = $task AND language = $language AND axis = $axis "
+        "AND condition = $condition GROUP BY ALL ORDER BY profile_id, question_variant_id",
+        {"model": model, "task": task, "language": language, "axis": axis,
+         "condition": condition})
+
+
+def answered_slots(model: str, task: str, language: str, axis: str,
+                   condition: str = "standard") -> pd.DataFrame:
+    """The slots (profile_id, question_variant_id) of one model, use case, language, axis and
+    condition that hold answers, with n_answers and n_readable: where a partial run can be
+    browsed. Arguments are validated like :func:`slot_rows`'s."""
+    _validate_slot(model, task, language, None, None, axis, condition)
+    return _answered_slots_cached(*current(), model, task, language, axis, condition)
 
 
 def raw_coverage(model: str) -> pd.DataFrame:

@@ -45,6 +45,29 @@ def profile_label(task: str):  # noqa: ANN201 - a format_func
     return fmt
 
 
+def not_collected(ps: PageState, model: str, task: str, lang: str, axis: str, cond: str,
+                  label: str) -> None:
+    """A slot the model has not answered (a partial run): say so, and offer the slots it has."""
+    have = data.answered_slots(model, task, lang, axis, cond)
+    if have.empty:
+        st.info(f"{label} has no answers yet for this use case, language, axis and system "
+                "prompt: its run is partial (see the note above). Try another combination.",
+                icon=":material/hourglass_empty:")
+        return
+    first = have.iloc[0]
+    names = [f"{r.profile_id} · {r.question_variant_id}" for r in have.itertuples()]
+    st.info(f"{label} has not answered this slot yet: its run is partial. For this use case, "
+            f"language, axis and system prompt it has answered {len(have)} slot(s) (profile · "
+            f"wording): {', '.join(names[:12])}{' …' if len(names) > 12 else ''}.",
+            icon=":material/hourglass_empty:")
+
+    def jump() -> None:
+        ps.set("profile", str(first.profile_id))
+        ps.set("qv", str(first.question_variant_id))
+
+    st.button(f"Open {names[0]}", on_click=jump, key=f"{PAGE}-jump")
+
+
 ui.page_header(
     "Pair browser",
     "Pick one **slot** — a model, use case, language, base profile, question wording and "
@@ -115,13 +138,17 @@ with ui.guard("This slot"):
     else:
         st.warning("No model with raw answers is available, so only the prompts are shown.")
         slot = None
-    if slot is not None and len(slot):
+    collected = 0 if slot is None else int(slot["status"].notna().sum())
+    if slot is not None and len(slot) and not collected:
+        not_collected(ps, model, task, lang, axis, cond, labels.get(model, model))
+    elif slot is not None and len(slot):
         answered = int(slot["metric_value"].notna().sum())
         st.subheader(f"Answers for the {len(slot)} {axis} identities")
-        ui.explain(f"{answered} of {len(slot)} answers gave a readable number. *Parsed value* is "
-                   f"what the answer says ({unit}); *Δ% value* is the number the gap uses "
-                   f"({metric_unit}). A blank value means the answer could not be read (see "
-                   "*Status*) — that identity forms no pair.")
+        ui.explain(f"{collected} of {len(slot)} identities have an answer, {answered} with a "
+                   f"readable number. *Parsed value* is what the answer says ({unit}); *Δ% "
+                   f"value* is the number the gap uses ({metric_unit}). A blank value means the "
+                   "answer could not be read (see *Status*) or is not collected yet — that "
+                   "identity forms no pair.")
         view = pd.DataFrame({
             "Identifier": slot["identifier_value"], f"Parsed value · {unit}": slot["value"],
             f"Δ% value · {metric_unit}": slot["metric_value"], "Status": slot["status"],

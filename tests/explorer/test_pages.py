@@ -8,6 +8,7 @@ charts and URL state. The data dir is SYNTHETIC computed tables + the real publi
 from __future__ import annotations
 
 import math
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -390,6 +391,47 @@ def test_pair_browser_slot(open_page, synthetic_dir: Path) -> None:
     assert any("### <NUMBER> INR" in c for c in codes)
     assert "Mean Δ% in this slot" in [m.label for m in at.metric]
     assert dict(at.query_params)["profile"] == "P04"
+
+
+@pytest.fixture()
+def partial_raw_dir(synthetic_dir: Path, tmp_path: Path, use_dir) -> Path:  # noqa: ANN001
+    """The synthetic dir, but its raw model has not answered one slot (salary estimation,
+    English, Caste, P01 · Q1): what a partial run looks like. SYNTHETIC test data."""
+    root = tmp_path / "partial"
+    shutil.copytree(synthetic_dir, root)
+    path = root / "metrics" / "parsed.parquet"
+    parsed = pd.read_parquet(path)
+    hole = ((parsed["task"] == "salary_estimation") & (parsed["language"] == "en")
+            & (parsed["axis"] == "Caste") & (parsed["profile_id"] == "P01")
+            & (parsed["question_variant_id"] == "Q1"))
+    assert hole.any()
+    parsed[~hole].to_parquet(path, index=False)
+    return use_dir(root)
+
+
+def test_pair_browser_says_when_a_slot_is_not_collected(partial_raw_dir: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in {"task": "salary_estimation", "lang": "en", "axis": "Caste",
+                       "profile": "P01", "qv": "Q1"}.items():
+        at.query_params[key] = value
+    at.switch_page(PAGES["pairs"])
+    at.run()
+    assert not at.exception
+    note = next(i.value for i in at.info if "has not answered this slot yet" in i.value)
+    assert "P01 · Q2" in note and "P01 · Q1," not in note  # the answered slots, not this one
+    assert "Mean Δ% in this slot" not in [m.label for m in at.metric]  # no empty table of gaps
+    at.button(key="pairs-jump").click().run()
+    assert not at.exception
+    assert dict(at.query_params)["qv"] == "Q2"
+    assert "Mean Δ% in this slot" in [m.label for m in at.metric]
+    assert "identities have an answer" in texts(at)
+
+
+def test_pair_browser_use_case_without_answers(open_page) -> None:
+    at = open_page("pairs", {"task": "service_pricing_vendor", "axis": "Gender"})
+    assert not at.exception
+    assert any("has no answers yet for this use case" in i.value for i in at.info)
+    assert "Mean Δ% in this slot" not in [m.label for m in at.metric]
 
 
 def test_pair_browser_invalid_profile_for_task_falls_back(open_page) -> None:
