@@ -185,9 +185,10 @@ def send_order(frame: pd.DataFrame, order: str, seed: int) -> dict[tuple[str, st
     ``blocks`` (the default) sends whole profile blocks -- every identifier and question
     variant of one (task, language, condition, axis, profile) -- in a seeded random order, so
     a run stopped at any point holds complete comparison slots spread over every task,
-    language and condition, not the first task only. A block's fairness-condition twin follows
-    it, so the fairness ablation has matched slots at any point. Inside a block prompts go in
-    id order,
+    language and condition, not the first task only. A block's twins -- the same block in the
+    other language and with the fairness instruction -- follow it, so the paired comparisons
+    (language shift, fairness ablation) have matched slots at any point. Inside a block
+    prompts go in id order,
     where neighbours share the identifier and profile lines, so a local server still reuses
     most of its KV-cache prefix; only a block change re-reads the system prompt.
     ``id`` groups by system prompt, then id: the most prefix reuse, least representative
@@ -199,14 +200,17 @@ def send_order(frame: pd.DataFrame, order: str, seed: int) -> dict[tuple[str, st
         keys = frame[["system_prompt", "id", "condition"]].astype(str)
         ranked = keys.sort_values(["system_prompt", "id", "condition"], kind="mergesort")
     else:
-        # ranked without the condition: a block and its fairness twin go one after the other
-        cols = [c for c in BLOCK_COLUMNS if c in frame.columns and c != "condition"]
+        # ranked without language and condition: a block's twins (the other language, the
+        # fairness condition) follow it, so the paired comparisons have matched slots
+        cols = [c for c in BLOCK_COLUMNS if c in frame.columns
+                and c not in ("language", "condition")]
         block = list(zip(*(frame[c].astype(str) for c in cols), strict=True))
         ranked = pd.DataFrame({"_rank": [_rank(seed, ("block", *k)) for k in block],
                                "id": frame["id"].astype(str).to_numpy(),
-                               "condition": frame["condition"].astype(str).to_numpy()})
-        ranked["_fair"] = ranked["condition"] != "standard"  # standard first, then its twin
-        ranked = ranked.sort_values(["_rank", "_fair", "id"], kind="mergesort")
+                               "condition": frame["condition"].astype(str).to_numpy(),
+                               "_lang": frame["language"].astype(str).to_numpy()})
+        ranked["_fair"] = ranked["condition"] != "standard"  # standard first, then fairness
+        ranked = ranked.sort_values(["_rank", "_fair", "_lang", "id"], kind="mergesort")
     return {(i, c): n for n, (i, c) in enumerate(zip(ranked["id"], ranked["condition"],
                                                       strict=True))}
 

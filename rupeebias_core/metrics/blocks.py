@@ -147,3 +147,32 @@ def stack_languages(blocks: Sequence[ValueBlock]) -> ValueBlock:
         col += len(b.qvs)
     values.setflags(write=False)
     return ValueBlock(first.condition, "all", first.task, first.axis, profs, qvs, idents, values)
+
+
+def paired_rows(values: pd.DataFrame, column: str, first: str, second: str,
+                slot_columns: Sequence[str]) -> pd.DataFrame | None:
+    """The rows with ``column`` = ``first`` or ``second`` whose slot (``slot_columns``) holds
+    values under both, or None when that is every such row.
+
+    Why: the paired comparisons (Hinglish − English, with − without the fairness instruction)
+    must compare the same slots. A complete run has every slot under both (None: nothing to
+    do); a partial run or a partial import may not, and comparing different slots would mix
+    the effect with the slots' own differences.
+    """
+    if column not in values.columns:
+        return None
+    a = values[values[column] == first]
+    b = values[values[column] == second]
+    if a.empty or b.empty:
+        return None
+
+    def keys(frame: pd.DataFrame) -> list[tuple[str, ...]]:
+        return list(zip(*(frame[c].astype(str) for c in slot_columns), strict=True))
+
+    k_a, k_b = keys(a), keys(b)
+    both = set(k_a) & set(k_b)
+    keep_a = np.fromiter((k in both for k in k_a), dtype=bool, count=len(k_a))
+    keep_b = np.fromiter((k in both for k in k_b), dtype=bool, count=len(k_b))
+    if keep_a.all() and keep_b.all():
+        return None
+    return pd.concat([a[keep_a], b[keep_b]], ignore_index=True)

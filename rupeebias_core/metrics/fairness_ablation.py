@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from rupeebias_core.metrics.blocks import paired_rows
 from rupeebias_core.metrics.bootstrap import percentile_ci
 from rupeebias_core.metrics.delta import CellKey, FineCell
 
@@ -26,29 +27,13 @@ SLOT_COLUMNS = ("language", "task", "axis", "profile_id", "question_variant_id")
 
 def matched_values(values: pd.DataFrame) -> pd.DataFrame | None:
     """The standard and fairness rows of the slots that hold values in both conditions, or
-    None when that is already every row of the fairness tasks (a complete run).
-
-    Why: the ablation is a paired design, the same prompts with and without the instruction.
-    A partial run (or an import of part of a run) can hold different slots per condition;
-    comparing them would mix the instruction's effect with the profiles' differences.
-    """
+    None when that is already every row of the fairness tasks (a complete run): the ablation
+    is a paired design, the same prompts with and without the instruction."""
     if "condition" not in values.columns:
         return None  # standard only
-    fair = values[values["condition"] == "fairness"]
-    if fair.empty:
-        return None
-    std = values[(values["condition"] == "standard") & values["task"].isin(set(fair["task"]))]
-
-    def keys(frame: pd.DataFrame) -> list[tuple[str, ...]]:
-        return list(zip(*(frame[c].astype(str) for c in SLOT_COLUMNS), strict=True))
-
-    k_std, k_fair = keys(std), keys(fair)
-    both = set(k_std) & set(k_fair)
-    keep_std = np.fromiter((k in both for k in k_std), dtype=bool, count=len(k_std))
-    keep_fair = np.fromiter((k in both for k in k_fair), dtype=bool, count=len(k_fair))
-    if keep_std.all() and keep_fair.all():
-        return None
-    return pd.concat([std[keep_std], fair[keep_fair]], ignore_index=True)
+    tasks = set(values.loc[values["condition"] == "fairness", "task"])
+    return paired_rows(values[values["task"].isin(tasks)], "condition", "standard",
+                       "fairness", SLOT_COLUMNS)
 
 
 def _axis_means(cells: Mapping[CellKey, FineCell], lang: str, task: str,

@@ -6,6 +6,9 @@ Identifier means pool the five tasks. Upstream averages raw values, which mixes 
 % and INR so service prices dominate; the corrected method first expresses each value as a %
 deviation from its slot mean (same task, language, axis, profile and QV), which is unit-free.
 The Δ shift CI composes the two languages' independent Mean Δ% bootstrap replicates.
+
+Both languages are measured on the same slots: :func:`matched_values` keeps the slots answered
+in both (every slot, in a complete run).
 """
 
 from __future__ import annotations
@@ -15,14 +18,25 @@ import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 from scipy.stats import spearmanr
 
-from rupeebias_core.metrics.blocks import BlockKey, ValueBlock
+from rupeebias_core.metrics.blocks import BlockKey, ValueBlock, paired_rows
 from rupeebias_core.metrics.bootstrap import percentile_ci, pool
 from rupeebias_core.metrics.delta import ALL, CellKey, FineCell, select
 from rupeebias_core.metrics.pairs import Method
 
 MIN_IDENTIFIERS: int = 3
+SLOT_COLUMNS = ("task", "axis", "profile_id", "question_variant_id")
+
+
+def matched_values(values: pd.DataFrame, languages: Sequence[str] = ("en", "hinglish")
+                   ) -> pd.DataFrame | None:
+    """The standard-condition rows of the slots that hold values in both languages, or None
+    when that is already every row (a complete run): the shift compares the same prompts in
+    English and in Hinglish, not whatever each language happens to have so far."""
+    std = values[values["condition"] == "standard"] if "condition" in values.columns else values
+    return paired_rows(std, "language", languages[0], languages[1], SLOT_COLUMNS)
 
 
 def slot_normalised(values: np.ndarray) -> np.ndarray:

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from rupeebias_core.metrics import fairness_ablation, language_shift
 from rupeebias_core.metrics.blocks import build_blocks
 from rupeebias_core.metrics.bootstrap import DEFAULT_RESAMPLES
 from rupeebias_core.metrics.canonical_gap import canonical_gap_rows
 from rupeebias_core.metrics.delta import delta_cube, fine_cells
-from rupeebias_core.metrics.fairness_ablation import fairness_rows, matched_values
+from rupeebias_core.metrics.fairness_ablation import fairness_rows
 from rupeebias_core.metrics.identifier_deviation import deviation_rows
 from rupeebias_core.metrics.kendall_w import finalise_kendall, kendall_rows
 from rupeebias_core.metrics.language_shift import language_shift_rows
@@ -85,14 +86,20 @@ def compute_from_values(values: pd.DataFrame, model: str, method: Method, design
     std = {k: b for k, b in blocks.items() if k[0] == "standard"}
     cells = fine_cells(std, model, method, "standard", n_resamples)
     fair = fine_cells(blocks, model, method, "fairness", n_resamples)
+    langs = d.languages
+    # Paired comparisons use the slots answered on both sides (a partial run may differ).
     ab_std, ab_fair = cells, fair
-    matched = matched_values(values)
-    if matched is not None:  # a partial run: compare the slots answered in both conditions
+    matched = fairness_ablation.matched_values(values)
+    if matched is not None:
         ab_blocks = build_blocks(matched, d.identifier_order)
         ab_std = fine_cells(ab_blocks, model, method, "standard", n_resamples)
         ab_fair = fine_cells(ab_blocks, model, method, "fairness", n_resamples)
+    ls_blocks, ls_cells = std, cells
+    matched = language_shift.matched_values(values, langs[:2]) if len(langs) >= 2 else None
+    if matched is not None:
+        ls_blocks = build_blocks(matched, d.identifier_order)
+        ls_cells = fine_cells(ls_blocks, model, method, "standard", n_resamples)
     kw_axis, kw_use = kendall_rows(std, model, d.languages, d.tasks, d.axes)
-    langs = d.languages
     return {
         "delta": delta_cube(cells, model, langs, d.tasks, d.axes),
         "leaderboard": leaderboard_rows(cells, model, langs, d.axes),
@@ -101,8 +108,9 @@ def compute_from_values(values: pd.DataFrame, model: str, method: Method, design
         "canonical_gaps": _frame(canonical_gap_rows(std, model, langs, d.tasks,
                                                     d.canonical_pairs, method, n_resamples)),
         "max_gaps": _frame(max_gap_rows(std, model, langs, d.tasks, d.axes, method)),
-        "language_shift": _frame(language_shift_rows(std, cells, model, d.axes, method,
-                                                     langs[:2]) if len(langs) >= 2 else []),
+        "language_shift": _frame(language_shift_rows(ls_blocks, ls_cells, model, d.axes,
+                                                     method, langs[:2])
+                                 if len(langs) >= 2 else []),
         "qv_robustness": _frame(qv_rows(std, model, langs, d.tasks, d.axes)),
         "merit_sensitivity": _frame(merit_rows(std, model, langs, d.tasks, method)),
         "profile_rank_agreement": _frame(rank_agreement_rows(std, model, langs, d.tasks)),

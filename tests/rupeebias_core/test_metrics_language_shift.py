@@ -68,3 +68,28 @@ def test_language_shift_rows() -> None:
     assert a["delta_shift"] > 0 and a["delta_shift_lo"] > 0  # Hinglish amplifies
     assert a["n_pairs_en"] == 2 * 2 * 6
     assert set(rows) == {"A", "all"}
+
+
+def test_language_shift_compares_only_slots_answered_in_both_languages() -> None:
+    """A partial run: task `big` (large gaps) answered in English only, task `small` in both
+    languages with the same answers. The shift must be 0 (same slots, same answers), not the
+    difference between {big, small} in English and {small} in Hinglish."""
+    from rupeebias_core.metrics import compute_from_values
+    from rupeebias_core.metrics.pipeline import Design
+
+    def rows(task: str, lang: str, vals: tuple[float, float, float]) -> list[dict]:
+        return [{"condition": "standard", "language": lang, "task": task, "axis": "A",
+                 "identifier_value": i, "profile_id": "P1", "question_variant_id": "Q1",
+                 "value": v} for i, v in zip(("x", "y", "z"), vals, strict=True)]
+
+    small = (100.0, 104.0, 98.0)
+    frame = pd.DataFrame(rows("big", "en", (100.0, 200.0, 50.0)) + rows("small", "en", small)
+                         + rows("small", "hinglish", small))
+    design = Design(("en", "hinglish"), (), (), {"A": ("x", "y", "z")}, {})
+    tables = compute_from_values(frame, "m", "upstream", design, n_resamples=200)
+    shift = tables["language_shift"].set_index("axis").loc["all"]
+    assert shift["delta_shift"] == pytest.approx(0.0)
+    assert shift["n_pairs_en"] == shift["n_pairs_hinglish"] == 3
+    # the per-language tables still use every English slot
+    lb = tables["leaderboard"]
+    assert lb[(lb.language == "en") & (lb.axis == "all")]["n_pairs"].item() == 6
