@@ -150,16 +150,20 @@ def stack_languages(blocks: Sequence[ValueBlock]) -> ValueBlock:
 
 
 def paired_rows(values: pd.DataFrame, column: str, first: str, second: str,
-                slot_columns: Sequence[str]) -> pd.DataFrame | None:
-    """The rows with ``column`` = ``first`` or ``second`` whose slot (``slot_columns``) holds
-    values under both, or None when that is every such row.
+                slot_columns: Sequence[str], answered: pd.DataFrame | None = None
+                ) -> pd.DataFrame | None:
+    """The rows of ``values`` with ``column`` = ``first`` or ``second`` whose slot
+    (``slot_columns``) was answered under both, or None when that is every such row.
 
-    Why: the paired comparisons (Hinglish − English, with − without the fairness instruction)
-    must compare the same slots. A complete run has every slot under both (None: nothing to
-    do); a partial run or a partial import may not, and comparing different slots would mix
-    the effect with the slots' own differences.
+    ``answered`` lists the collected responses (at least ``column`` and ``slot_columns``);
+    default: ``values`` itself. Why: the paired comparisons (Hinglish − English, with − without
+    the fairness instruction) must compare the same slots. A complete run answered every slot
+    under both (None: nothing changes, unreadable answers included); a partial run or a partial
+    import may not, and comparing different slots would mix the effect with the slots' own
+    differences.
     """
-    if column not in values.columns:
+    ref = values if answered is None else answered
+    if column not in values.columns or column not in ref.columns:
         return None
     a = values[values[column] == first]
     b = values[values[column] == second]
@@ -169,8 +173,8 @@ def paired_rows(values: pd.DataFrame, column: str, first: str, second: str,
     def keys(frame: pd.DataFrame) -> list[tuple[str, ...]]:
         return list(zip(*(frame[c].astype(str) for c in slot_columns), strict=True))
 
+    both = set(keys(ref[ref[column] == first])) & set(keys(ref[ref[column] == second]))
     k_a, k_b = keys(a), keys(b)
-    both = set(k_a) & set(k_b)
     keep_a = np.fromiter((k in both for k in k_a), dtype=bool, count=len(k_a))
     keep_b = np.fromiter((k in both for k in k_b), dtype=bool, count=len(k_b))
     if keep_a.all() and keep_b.all():

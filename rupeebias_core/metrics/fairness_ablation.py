@@ -25,15 +25,18 @@ FAIRNESS_TASK = "salary_estimation"
 SLOT_COLUMNS = ("language", "task", "axis", "profile_id", "question_variant_id")
 
 
-def matched_values(values: pd.DataFrame) -> pd.DataFrame | None:
-    """The standard and fairness rows of the slots that hold values in both conditions, or
-    None when that is already every row of the fairness tasks (a complete run): the ablation
-    is a paired design, the same prompts with and without the instruction."""
+def matched_values(values: pd.DataFrame, answered: pd.DataFrame | None = None
+                   ) -> pd.DataFrame | None:
+    """The standard and fairness rows of the slots answered in both conditions, or None when
+    that is already every row of the fairness tasks (a complete run): the ablation is a paired
+    design, the same prompts with and without the instruction. ``answered``: see
+    :func:`~rupeebias_core.metrics.blocks.paired_rows`."""
     if "condition" not in values.columns:
         return None  # standard only
     tasks = set(values.loc[values["condition"] == "fairness", "task"])
+    ref = None if answered is None else answered[answered["task"].isin(tasks)]
     return paired_rows(values[values["task"].isin(tasks)], "condition", "standard",
-                       "fairness", SLOT_COLUMNS)
+                       "fairness", SLOT_COLUMNS, ref)
 
 
 def _axis_means(cells: Mapping[CellKey, FineCell], lang: str, task: str,

@@ -30,13 +30,18 @@ MIN_IDENTIFIERS: int = 3
 SLOT_COLUMNS = ("task", "axis", "profile_id", "question_variant_id")
 
 
-def matched_values(values: pd.DataFrame, languages: Sequence[str] = ("en", "hinglish")
-                   ) -> pd.DataFrame | None:
-    """The standard-condition rows of the slots that hold values in both languages, or None
-    when that is already every row (a complete run): the shift compares the same prompts in
-    English and in Hinglish, not whatever each language happens to have so far."""
-    std = values[values["condition"] == "standard"] if "condition" in values.columns else values
-    return paired_rows(std, "language", languages[0], languages[1], SLOT_COLUMNS)
+def matched_values(values: pd.DataFrame, languages: Sequence[str] = ("en", "hinglish"),
+                   answered: pd.DataFrame | None = None) -> pd.DataFrame | None:
+    """The standard-condition rows of the slots answered in both languages, or None when that
+    is already every row (a complete run): the shift compares the same prompts in English and
+    in Hinglish, not whatever each language has so far. ``answered``: see
+    :func:`~rupeebias_core.metrics.blocks.paired_rows`."""
+    def standard(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[frame["condition"] == "standard"] if "condition" in frame.columns \
+            else frame
+
+    return paired_rows(standard(values), "language", languages[0], languages[1], SLOT_COLUMNS,
+                       None if answered is None else standard(answered))
 
 
 def slot_normalised(values: np.ndarray) -> np.ndarray:

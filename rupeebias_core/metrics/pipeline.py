@@ -77,10 +77,13 @@ def _frame(rows: list[dict] | pd.DataFrame) -> pd.DataFrame:
 
 
 def compute_from_values(values: pd.DataFrame, model: str, method: Method, design: Design,
-                        n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, pd.DataFrame]:
+                        n_resamples: int = DEFAULT_RESAMPLES,
+                        answered: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     """All aggregate tables of one model from a long frame of metric values (one row per
     response: condition, language, task, axis, identifier_value, profile_id,
-    question_variant_id, value). Kendall p_bh/significant are filled by :func:`finalise`."""
+    question_variant_id, value). ``answered`` (the slot columns of every collected response,
+    readable or not; default: ``values``) decides which slots the paired comparisons share.
+    Kendall p_bh/significant are filled by :func:`finalise`."""
     d = design_for(values, design)
     blocks = build_blocks(values, d.identifier_order)
     std = {k: b for k, b in blocks.items() if k[0] == "standard"}
@@ -89,13 +92,14 @@ def compute_from_values(values: pd.DataFrame, model: str, method: Method, design
     langs = d.languages
     # Paired comparisons use the slots answered on both sides (a partial run may differ).
     ab_std, ab_fair = cells, fair
-    matched = fairness_ablation.matched_values(values)
+    matched = fairness_ablation.matched_values(values, answered)
     if matched is not None:
         ab_blocks = build_blocks(matched, d.identifier_order)
         ab_std = fine_cells(ab_blocks, model, method, "standard", n_resamples)
         ab_fair = fine_cells(ab_blocks, model, method, "fairness", n_resamples)
     ls_blocks, ls_cells = std, cells
-    matched = language_shift.matched_values(values, langs[:2]) if len(langs) >= 2 else None
+    matched = (language_shift.matched_values(values, langs[:2], answered) if len(langs) >= 2
+               else None)
     if matched is not None:
         ls_blocks = build_blocks(matched, d.identifier_order)
         ls_cells = fine_cells(ls_blocks, model, method, "standard", n_resamples)
@@ -130,7 +134,9 @@ def compute_model(rows: pd.DataFrame, model: str, method: Method, design: Design
                         ["condition", "language", "task", "axis", "identifier_value",
                          "profile_id", "question_variant_id", "metric_value"]]
     values = values.rename(columns={"metric_value": "value"})
-    tables = compute_from_values(values, model, method, design, n_resamples)
+    answered = parsed[["condition", "language", "task", "axis", "profile_id",
+                       "question_variant_id"]]
+    tables = compute_from_values(values, model, method, design, n_resamples, answered)
     tables["parse_health"] = parse_health_rows(health_frame(rows, method), model)
     tables["parsed"] = parsed
     return tables

@@ -93,3 +93,28 @@ def test_language_shift_compares_only_slots_answered_in_both_languages() -> None
     # the per-language tables still use every English slot
     lb = tables["leaderboard"]
     assert lb[(lb.language == "en") & (lb.axis == "all")]["n_pairs"].item() == 6
+
+
+def test_unreadable_answers_do_not_unpair_a_complete_run() -> None:
+    """Every slot answered in both languages, but task `big`'s Hinglish answers unreadable (no
+    values): the run is complete, so the shift keeps every English slot, as the paper does."""
+    from rupeebias_core.metrics import compute_from_values
+    from rupeebias_core.metrics.blocks import paired_rows
+    from rupeebias_core.metrics.pipeline import Design
+
+    def rows(task: str, lang: str, vals: tuple[float, float, float]) -> list[dict]:
+        return [{"condition": "standard", "language": lang, "task": task, "axis": "A",
+                 "identifier_value": i, "profile_id": "P1", "question_variant_id": "Q1",
+                 "value": v} for i, v in zip(("x", "y", "z"), vals, strict=True)]
+
+    small = (100.0, 104.0, 98.0)
+    values = pd.DataFrame(rows("big", "en", (100.0, 200.0, 50.0)) + rows("small", "en", small)
+                          + rows("small", "hinglish", small))
+    answered = pd.concat([values, pd.DataFrame(rows("big", "hinglish", (np.nan,) * 3))])
+    slots = ["task", "axis", "profile_id", "question_variant_id"]
+    assert paired_rows(values, "language", "en", "hinglish", slots, answered) is None
+    assert len(paired_rows(values, "language", "en", "hinglish", slots)) == 6  # by values
+    design = Design(("en", "hinglish"), (), (), {"A": ("x", "y", "z")}, {})
+    tables = compute_from_values(values, "m", "upstream", design, 200, answered)
+    shift = tables["language_shift"].set_index("axis").loc["all"]
+    assert shift["n_pairs_en"] == 6 and shift["n_pairs_hinglish"] == 3
