@@ -170,13 +170,15 @@ def paired_rows(values: pd.DataFrame, column: str, first: str, second: str,
     if a.empty or b.empty:
         return None
 
-    def keys(frame: pd.DataFrame) -> list[tuple[str, ...]]:
-        return list(zip(*(frame[c].astype(str) for c in slot_columns), strict=True))
+    cols = list(slot_columns)
 
-    both = set(keys(ref[ref[column] == first])) & set(keys(ref[ref[column] == second]))
-    k_a, k_b = keys(a), keys(b)
-    keep_a = np.fromiter((k in both for k in k_a), dtype=bool, count=len(k_a))
-    keep_b = np.fromiter((k in both for k in k_b), dtype=bool, count=len(k_b))
+    def slots(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[cols].astype(str).drop_duplicates()
+
+    both = pd.MultiIndex.from_frame(slots(ref[ref[column] == first]).merge(
+        slots(ref[ref[column] == second]), on=cols))
+    keep_a = pd.MultiIndex.from_frame(a[cols].astype(str)).isin(both)
+    keep_b = pd.MultiIndex.from_frame(b[cols].astype(str)).isin(both)
     if keep_a.all() and keep_b.all():
         return None
     return pd.concat([a[keep_a], b[keep_b]], ignore_index=True)
