@@ -119,6 +119,23 @@ def test_slot_rows_rejects_bad_arguments(data_env: Path, args: tuple[str, ...]) 
         data.slot_rows(*args)
 
 
+def test_answered_slots_lists_where_a_model_has_answers(data_env: Path) -> None:
+    have = data.answered_slots(vocab.SMOLLM_SLUG, "salary_estimation", "en", "Caste")
+    parsed = pd.read_parquet(data_env / "metrics" / "parsed.parquet")
+    want = parsed[(parsed["model"] == vocab.SMOLLM_SLUG) & (parsed["task"] == "salary_estimation")
+                  & (parsed["language"] == "en") & (parsed["axis"] == "Caste")
+                  & (parsed["condition"] == "standard")]
+    assert len(have) == want.groupby(["profile_id", "question_variant_id"]).ngroups > 0
+    assert (have["n_answers"] == 24).all()  # every Caste identity of a collected slot
+    assert (have["n_readable"] <= have["n_answers"]).all()
+    assert data.answered_slots("synthetic-model-a", "salary_estimation", "en", "Caste").empty
+    for bad in (("x'; DROP TABLE parsed;--", "salary_estimation", "en", "Caste"),
+                (vocab.SMOLLM_SLUG, "nope", "en", "Caste"),
+                (vocab.SMOLLM_SLUG, "salary_estimation", "en", "Caste' --")):
+        with pytest.raises(ValueError):
+            data.answered_slots(*bad)
+
+
 def test_new_data_is_picked_up(tmp_path: Path, synthetic_dir: Path, use_dir) -> None:
     root = use_dir(tmp_path / "d")
     shutil.copytree(synthetic_dir, root)
