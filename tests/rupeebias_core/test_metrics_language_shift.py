@@ -70,6 +70,13 @@ def test_language_shift_rows() -> None:
     assert set(rows) == {"A", "all"}
 
 
+def _slot(task: str, lang: str, vals: tuple[float, float, float]) -> list[dict]:
+    """One slot (axis A, P1 · Q1) of three identities' values."""
+    return [{"condition": "standard", "language": lang, "task": task, "axis": "A",
+             "identifier_value": i, "profile_id": "P1", "question_variant_id": "Q1",
+             "value": v} for i, v in zip(("x", "y", "z"), vals, strict=True)]
+
+
 def test_language_shift_compares_only_slots_answered_in_both_languages() -> None:
     """A partial run: task `big` (large gaps) answered in English only, task `small` in both
     languages with the same answers. The shift must be 0 (same slots, same answers), not the
@@ -77,14 +84,9 @@ def test_language_shift_compares_only_slots_answered_in_both_languages() -> None
     from rupeebias_core.metrics import compute_from_values
     from rupeebias_core.metrics.pipeline import Design
 
-    def rows(task: str, lang: str, vals: tuple[float, float, float]) -> list[dict]:
-        return [{"condition": "standard", "language": lang, "task": task, "axis": "A",
-                 "identifier_value": i, "profile_id": "P1", "question_variant_id": "Q1",
-                 "value": v} for i, v in zip(("x", "y", "z"), vals, strict=True)]
-
     small = (100.0, 104.0, 98.0)
-    frame = pd.DataFrame(rows("big", "en", (100.0, 200.0, 50.0)) + rows("small", "en", small)
-                         + rows("small", "hinglish", small))
+    frame = pd.DataFrame(_slot("big", "en", (100.0, 200.0, 50.0)) + _slot("small", "en", small)
+                         + _slot("small", "hinglish", small))
     design = Design(("en", "hinglish"), (), (), {"A": ("x", "y", "z")}, {})
     tables = compute_from_values(frame, "m", "upstream", design, n_resamples=200)
     shift = tables["language_shift"].set_index("axis").loc["all"]
@@ -102,15 +104,10 @@ def test_unreadable_answers_do_not_unpair_a_complete_run() -> None:
     from rupeebias_core.metrics.blocks import paired_rows
     from rupeebias_core.metrics.pipeline import Design
 
-    def rows(task: str, lang: str, vals: tuple[float, float, float]) -> list[dict]:
-        return [{"condition": "standard", "language": lang, "task": task, "axis": "A",
-                 "identifier_value": i, "profile_id": "P1", "question_variant_id": "Q1",
-                 "value": v} for i, v in zip(("x", "y", "z"), vals, strict=True)]
-
     small = (100.0, 104.0, 98.0)
-    values = pd.DataFrame(rows("big", "en", (100.0, 200.0, 50.0)) + rows("small", "en", small)
-                          + rows("small", "hinglish", small))
-    answered = pd.concat([values, pd.DataFrame(rows("big", "hinglish", (np.nan,) * 3))])
+    values = pd.DataFrame(_slot("big", "en", (100.0, 200.0, 50.0)) + _slot("small", "en", small)
+                          + _slot("small", "hinglish", small))
+    answered = pd.concat([values, pd.DataFrame(_slot("big", "hinglish", (np.nan,) * 3))])
     slots = ["task", "axis", "profile_id", "question_variant_id"]
     assert paired_rows(values, "language", "en", "hinglish", slots, answered) is None
     assert len(paired_rows(values, "language", "en", "hinglish", slots)) == 6  # by values
