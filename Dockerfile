@@ -1,8 +1,10 @@
 # RupeeBias Explorer — the Streamlit app with the shipped data/ directory.
 #   docker build -t rupeebias-explorer .
 #   docker run -p 8501:8501 rupeebias-explorer
-# Public deployment with the Try-a-prompt page: mount a secrets file (never bake it in) and
-# pass the API keys it names as environment variables, e.g.
+# The image is a public deployment by default: Try a prompt runs in public mode, never offers
+# a typed endpoint, and with no secrets mounted offers no endpoint at all. To offer models,
+# mount a secrets file (never bake it in) and pass the API keys it names as environment
+# variables, e.g.
 #   docker run -p 8501:8501 \
 #     -v "$PWD/.streamlit/secrets.toml:/app/.streamlit/secrets.toml:ro" \
 #     -e OPENROUTER_API_KEY=... rupeebias-explorer
@@ -14,6 +16,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     RUPEEBIAS_DATA_DIR=/app/data \
     RUPEEBIAS_DUCKDB_MEMORY=1GB \
+    RUPEEBIAS_PUBLIC_MODE=1 \
+    RUPEEBIAS_LIVE_LOCAL_MODEL=0 \
     STREAMLIT_BROWSER_GATHER_USAGE_STATS=false
 
 # curl: the health check below (slim images do not ship it).
@@ -22,8 +26,9 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
-COPY requirements.txt ./
-RUN pip install -r requirements.txt
+# Exact versions: the same constraints CI tests with (scripts/test.sh).
+COPY requirements.txt constraints.txt ./
+RUN pip install -c constraints.txt -r requirements.txt
 
 # Application code (the library, the pipeline's client used by Try a prompt, the app itself),
 # the methodology text the Methodology page renders, the Streamlit settings, and the data.

@@ -30,7 +30,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from precompute.client import ChatRequest, RetryPolicy, complete, make_client  # noqa: E402
-from precompute.serve_local import MODEL_ALIAS, LocalServer, find_llama_server  # noqa: E402
+from precompute.serve_local import (  # noqa: E402
+    MODEL_ALIAS,
+    LocalServer,
+    find_gguf,
+    find_llama_server,
+)
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=40, help="prompts per setting (default 40)")
     ap.add_argument("--quick", action="store_true", help="only three settings")
+    ap.add_argument("--processes-threads", action="store_true",
+                    help="only 1x2 against 2x1 processes x threads (llama-cpp-python, "
+                         "max_tokens 40): the choice for a bigger model; point "
+                         "$RUPEEBIAS_LOCAL_GGUF at its file")
     ap.add_argument("--backend", choices=("both", "llama-cpp-python", "llama-server"),
                     default="both")
     ap.add_argument("--send-order", choices=("blocks", "id"), default="blocks",
@@ -122,6 +131,8 @@ def main() -> int:
     if args.quick:  # the candidates for the full run
         grid = [Setting(2, 1, 2, 40), Setting(1, 2, 8, 40, backend=srv, slots=8),
                 Setting(1, 2, 16, 40, backend=srv, slots=16)]
+    if args.processes_threads:
+        grid = [Setting(1, 2, 1, 40), Setting(2, 1, 2, 40), Setting(2, 1, 4, 40)]
     if args.backend != "both":
         grid = [g for g in grid if g.backend == args.backend]
     if any(g.backend == srv for g in grid) and find_llama_server() is None:
@@ -130,7 +141,7 @@ def main() -> int:
         grid = [g for g in grid if g.backend == py]
     load = os.getloadavg()
     print(f"{len(items)} prompts per setting; 2 cores (load {load[0]:.2f} {load[1]:.2f} "
-          f"{load[2]:.2f}); SmolLM2-135M-Instruct Q4_1\n")
+          f"{load[2]:.2f}); {find_gguf().name}\n")
     head = (f"{'backend':>16} {'procs':>5} {'thr':>3} {'slots':>5} {'conc':>4} {'max_tok':>7} "
             f"{'order':>8} | "
             f"{'prompts/s':>9} {'mean out':>8} {'cut':>5} {'usable':>6} {'usable/h':>9} "

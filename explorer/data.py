@@ -62,6 +62,27 @@ RAW_TABLES: Mapping[str, tuple[str, ...]] = {
     "responses": ("id", "condition", "model", "response", "finish_reason"),
 }
 ALL_TABLES: frozenset[str] = frozenset({*METRIC_TABLES, *RAW_TABLES})
+#: Key columns; every other required column of a metric table is a number.
+_KEY_COLUMNS: frozenset[str] = frozenset({"model", "language", "task", "axis",
+                                          "identifier_value"})
+#: Numbers the pair browser computes with (``parsed``).
+_RAW_NUMERIC: Mapping[str, tuple[str, ...]] = {"parsed": ("value", "metric_value")}
+_NUMERIC_TYPE = re.compile(
+    r"^(?:TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT"
+    r"|FLOAT|DOUBLE|REAL|DECIMAL(?:\(\d+,\s*\d+\))?)$")
+
+
+def numeric_columns(table: str, cols: Iterable[str]) -> tuple[str, ...]:
+    """The columns of a file of ``table`` that must hold finite numbers: the required value
+    columns, plus their ``_lo``/``_hi`` interval bounds when present."""
+    cols = set(cols)
+    if table in METRIC_TABLES:
+        values = [c for c in METRIC_TABLES[table] if c not in _KEY_COLUMNS]
+    else:
+        values = list(_RAW_NUMERIC.get(table, ()))
+    out = [c for c in values if c in cols]
+    out += [f"{c}{end}" for c in values for end in ("_lo", "_hi") if f"{c}{end}" in cols]
+    return tuple(out)
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,80}$")
 _COLUMN = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
@@ -156,15 +177,21 @@ def _literal(path: Path) -> str:
 
 def _file_select(con: duckdb.DuckDBPyConnection, table: str, path: Path, kind: str
                  ) -> tuple[str, frozenset[str]]:
-    """SELECT over one file, adding provenance columns the file lacks; raises on a bad file."""
-    cols = frozenset(
-        r[0] for r in con.execute(
-            f"DESCRIBE SELECT * FROM read_parquet({_literal(path)})").fetchall()
-    )
+    """SELECT over one file, adding provenance columns the file lacks; raises on a bad file.
+
+    A file with the right column names but numbers stored as text, or holding ±inf, is as
+    unusable as a missing column: charts and pandas aggregations fail on it far from here
+    (the audit crashed four views with one such file). So it is refused here, once, and every
+    section that needs it says so."""
+    described = con.execute(
+        f"DESCRIBE SELECT * FROM read_parquet({_literal(path)})").fetchall()
+    types = {str(r[0]): str(r[1]) for r in described}
+    cols = frozenset(types)
     required = METRIC_TABLES.get(table) or RAW_TABLES[table]
     missing = [c for c in required if c not in cols]
     if missing:
         raise ValueError(f"missing column(s) {', '.join(missing)}")
+    _check_numbers(con, path, {c: types[c] for c in numeric_columns(table, cols)})
     if table == "responses":
         extra = "sample_index" if "sample_index" in cols else "NULL::BIGINT AS sample_index"
         return (f"SELECT id, condition, model, response, finish_reason, {extra} "
@@ -177,6 +204,23 @@ def _file_select(con: duckdb.DuckDBPyConnection, table: str, path: Path, kind: s
             adds.append("'upstream' AS method")
     extra = (", " + ", ".join(adds)) if adds else ""
     return f"SELECT *{extra} FROM read_parquet({_literal(path)})", cols
+
+
+def _check_numbers(con: duckdb.DuckDBPyConnection, path: Path, numeric: Mapping[str, str]
+                   ) -> None:
+    """Raise ValueError when a value column is not numeric or holds an infinite value (NaN
+    and NULL are allowed: they mean "no value" and every page handles them)."""
+    wrong = [f"`{c}` is {t}" for c, t in numeric.items() if not _NUMERIC_TYPE.match(t)]
+    if wrong:
+        raise ValueError(f"numbers stored as another type: {', '.join(wrong)}")
+    floats = [c for c, t in numeric.items() if t in ("FLOAT", "DOUBLE", "REAL")]
+    if not floats:
+        return
+    counts = ", ".join(f'count(*) FILTER (WHERE isinf("{c}"))' for c in floats)
+    got = con.execute(f"SELECT {counts} FROM read_parquet({_literal(path)})").fetchone() or ()
+    bad = [f"`{c}` ({n:,} rows)" for c, n in zip(floats, got, strict=True) if n]
+    if bad:
+        raise ValueError(f"infinite values in {', '.join(bad)}")
 
 
 def _connect() -> duckdb.DuckDBPyConnection:
@@ -203,7 +247,7 @@ def build_store(root: Path) -> Store:
                     sql, file_cols = _file_select(con, table, path, kind)
                 except (duckdb.Error, ValueError) as exc:
                     rel = path.relative_to(root) if path.is_relative_to(root) else path
-                    raise ValueError(f"`{rel}` could not be read ({_short(exc)})") from exc
+                    raise ValueError(f"this file is unreadable: `{rel}` ({_short(exc)})") from exc
                 selects.append(sql)
                 cols |= file_cols
                 store.file_columns[str(path)] = file_cols
@@ -320,6 +364,21 @@ def rows(table: str, **filters: str | Sequence[str] | None) -> pd.DataFrame:
 def has_table(table: str) -> bool:
     st_ = store()
     return table in st_.columns
+
+
+def present(table: str) -> bool:
+    """True when ``table`` is readable, False when it is absent; raises DataUnavailable when
+    its file is there but unreadable. For "use X if it exists, else Y" choices: a broken X
+    must be reported, not silently replaced by Y."""
+    st_ = store()
+    if table in st_.problems:
+        raise DataUnavailable(table, st_.problems[table])
+    return table in st_.columns
+
+
+def broken(table: str) -> str | None:
+    """Why ``table``'s file is unreadable, or None when it is fine *or simply absent*."""
+    return store().problems.get(table)
 
 
 def problem(table: str) -> str | None:

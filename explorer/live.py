@@ -5,15 +5,21 @@ rule here is unit-tested without a script runner.
 
 * **Configuration** (:func:`load_config`): the ``[live]`` section of ``.streamlit/secrets.toml``
   plus ``RUPEEBIAS_*`` environment variables. Public mode is on when *either* source turns it
-  on. API keys are never copied into a config object: :func:`endpoint_api_key` resolves them
+  on. It fails closed: an unreadable secrets file or a mode value it does not recognise raises
+  :class:`LiveConfigError` (the page stops) instead of falling back to a more permissive mode.
+  Typed ("custom") endpoints are off unless the operator opts in, and never in public mode.
+  API keys are never copied into a config object: :func:`endpoint_api_key` resolves them
   at send time.
 * **Public mode**: only configured endpoints and models, caps on repeats / identifiers /
-  requests per run / max_tokens, and a per-session token bucket (plus an optional global one).
+  requests per run / max_tokens, a token bucket per *client* shared by its sessions
+  (:class:`ClientBuckets`) and a global one; retries are charged as they happen
+  (:class:`RetryCharge`), and visitors see generic error texts (:func:`public_error`).
 * **Sending** (:func:`run_probe`): every counterfactual prompt × repeat goes out concurrently via
   :func:`precompute.client.complete` (retries, never raises on API errors), is parsed with
   :func:`rupeebias_core.parsing.parse`, and pairs get Δ% per repeat and a t interval over repeats.
-* **Secrets**: a user-typed base URL and key are only function arguments here; every text that
-  leaves :func:`run_probe` (responses, errors) is scrubbed of both by :func:`redact_secrets`.
+* **Secrets**: a user-typed base URL and key are only function arguments here; every text
+  field that leaves :func:`run_probe` (response, finish_reason, error, model, fingerprint) is
+  scrubbed of both by :func:`redact_secrets`.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -51,6 +57,11 @@ EndpointKind = Literal["local", "configured", "custom"]
 ENV_PUBLIC_MODE = "RUPEEBIAS_PUBLIC_MODE"
 ENV_ENDPOINTS = "RUPEEBIAS_LIVE_ENDPOINTS"  # JSON list, same keys as [[live.endpoints]]
 ENV_LOCAL_MODEL = "RUPEEBIAS_LIVE_LOCAL_MODEL"  # 0/false hides the bundled model
+#: Opt-in for the "type a base URL" endpoint (local mode only): the server then sends requests
+#: to any host a visitor names, so it is for a machine only its owner can reach.
+ENV_ALLOW_CUSTOM = "RUPEEBIAS_LIVE_ALLOW_CUSTOM_ENDPOINTS"
+#: A header set by a reverse proxy you control that holds the visitor's address (rate limits).
+ENV_CLIENT_IP_HEADER = "RUPEEBIAS_LIVE_CLIENT_IP_HEADER"
 ENV_LIMITS: Mapping[str, str] = {
     "requests_per_minute": "RUPEEBIAS_LIVE_REQUESTS_PER_MINUTE",
     "global_requests_per_minute": "RUPEEBIAS_LIVE_GLOBAL_REQUESTS_PER_MINUTE",
@@ -123,17 +134,26 @@ LOCAL_DEFAULTS = Limits(
 )
 
 
+class LiveConfigError(ValueError):
+    """The live configuration cannot be trusted (unreadable secrets, unknown mode value).
+
+    Raised instead of guessing: every guess would be a mode, and a wrong guess towards the
+    permissive side opens the server to its visitors. The page shows the message and stops."""
+
+
 @dataclass(frozen=True)
 class LiveConfig:
     public_mode: bool
     endpoints: tuple[Endpoint, ...]
     limits: Limits
     problems: tuple[str, ...] = ()  # operator-facing configuration warnings
+    custom_opt_in: bool = False  # the operator turned typed endpoints on (local mode only)
+    client_ip_header: str | None = None  # proxy header naming the visitor (rate limits)
 
     @property
     def allow_custom(self) -> bool:
-        """Typing a base URL and key is allowed in local mode only."""
-        return not self.public_mode
+        """Typing a base URL and key: only when opted in, and never in public mode."""
+        return self.custom_opt_in and not self.public_mode
 
     def endpoint(self, name: str) -> Endpoint | None:
         for ep in self.endpoints:
@@ -147,22 +167,28 @@ class LiveConfig:
 
 
 _TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+_FALSE = {"0", "false", "no", "off"}
 
 
-def _flag(value: object, default: bool = False) -> bool:
-    if value is None:
+def _flag(value: object, default: bool, where: str) -> bool:
+    """A boolean setting, strictly: true/false, 1/0, yes/no, on/off (any case); absent or an
+    empty environment variable gives `default`. Anything else ("enabled", "y", 2) raises
+    LiveConfigError: a typo must not silently pick a mode."""
+    if value is None or (isinstance(value, str) and not value.strip()):
         return default
     if isinstance(value, bool):
         return value
-    if isinstance(value, int | float):
+    if isinstance(value, int) and value in (0, 1):
         return bool(value)
-    text = str(value).strip().lower()
+    text = str(value).strip().lower() if isinstance(value, str) else None
     if text in _TRUE:
         return True
     if text in _FALSE:
         return False
-    return default
+    raise LiveConfigError(
+        f"{where} has a value that is not recognised; use true or false (also 1/0, yes/no, "
+        "on/off). The Try a prompt page is disabled until it is fixed."
+    )
 
 
 def _as_dict(obj: object) -> dict[str, Any]:
@@ -172,6 +198,25 @@ def _as_dict(obj: object) -> dict[str, Any]:
     if isinstance(obj, Mapping):
         return {str(k): (_as_dict(v) if isinstance(v, Mapping) else v) for k, v in obj.items()}
     return {}
+
+
+def read_secrets(load: Callable[[], Mapping[str, Any]]) -> dict[str, Any]:
+    """The secrets mapping from ``load`` (``st.secrets.to_dict``): {} when no secrets file
+    exists, :class:`LiveConfigError` when one exists but cannot be read.
+
+    Why not {} for both: a ``secrets.toml`` with ``public_mode = true`` and one syntax error
+    used to run the page in local mode. The message names no path and repeats no content."""
+    try:
+        return _as_dict(load())
+    except Exception as exc:  # noqa: BLE001 - Streamlit's error class varies between versions
+        if getattr(exc, "error_id", None) == "no-secrets-found" or str(exc).startswith(
+                "No secrets found"):
+            return {}
+        raise LiveConfigError(
+            "The secrets file (.streamlit/secrets.toml) exists but could not be read (a TOML "
+            "syntax error?). The Try a prompt page is disabled until it is fixed; the other "
+            "pages are unaffected."
+        ) from None
 
 
 def validate_base_url(url: object) -> str:
@@ -278,6 +323,10 @@ def _limits(section: Mapping[str, Any], env: Mapping[str, str], public: bool,
     assert max_tokens is not None and conc is not None
     if public and rpm is None:  # public mode always rate-limits
         rpm = PUBLIC_DEFAULTS.requests_per_minute
+    if public and grpm is None:  # …and always caps the whole process (many clients at once)
+        problems.append("live.global_requests_per_minute cannot be off in public mode; using "
+                        f"{PUBLIC_DEFAULTS.global_requests_per_minute}")
+        grpm = PUBLIC_DEFAULTS.global_requests_per_minute
     if rpm is not None and max_run > rpm:
         # A run that can never fit in the bucket would be refused forever: cap it.
         problems.append(
@@ -353,9 +402,11 @@ def load_config(secrets: Mapping[str, Any] | None, env: Mapping[str, str]) -> Li
 
         [live]
         public_mode = false
+        allow_custom_endpoints = false    # typed base URLs (local mode, owner-only machines)
         local_model = true
-        requests_per_minute = 20          # per browser session (token bucket)
+        requests_per_minute = 20          # per client (token bucket shared by its sessions)
         global_requests_per_minute = 120  # whole app process
+        client_ip_header = "X-Real-IP"    # optional: set by a reverse proxy you control
         max_repeats = 3
         max_identifiers = 5
         max_requests_per_run = 15
@@ -371,19 +422,39 @@ def load_config(secrets: Mapping[str, Any] | None, env: Mapping[str, str]) -> Li
         models = ["openai/gpt-4o-mini"]
 
     Environment: ``RUPEEBIAS_PUBLIC_MODE=1`` turns public mode on (either source suffices),
+    ``RUPEEBIAS_LIVE_ALLOW_CUSTOM_ENDPOINTS=1`` opts in to typed endpoints,
     ``RUPEEBIAS_LIVE_ENDPOINTS`` holds a JSON list of endpoint tables (appended after the
-    secrets ones), ``RUPEEBIAS_LIVE_LOCAL_MODEL=0`` hides the bundled model and
+    secrets ones), ``RUPEEBIAS_LIVE_LOCAL_MODEL=0`` hides the bundled model,
+    ``RUPEEBIAS_LIVE_CLIENT_IP_HEADER`` names the proxy header and
     ``RUPEEBIAS_LIVE_<SETTING>`` overrides each numeric setting above.
+
+    Raises :class:`LiveConfigError` for a boolean it does not recognise or a ``live`` value
+    that is not a table.
     """
     problems: list[str] = []
-    section = _as_dict((secrets or {}).get("live") if isinstance(secrets, Mapping) else None)
-    public = _flag(section.get("public_mode")) or _flag(env.get(ENV_PUBLIC_MODE))
+    raw_live = (secrets or {}).get("live") if isinstance(secrets, Mapping) else None
+    if raw_live is not None and not isinstance(raw_live, Mapping):
+        raise LiveConfigError("[live] in .streamlit/secrets.toml must be a table. The Try a "
+                              "prompt page is disabled until it is fixed.")
+    section = _as_dict(raw_live)
+    # Either source turns public mode on; a value neither recognises stops the page.
+    public_secret = _flag(section.get("public_mode"), False, "live.public_mode")
+    public_env = _flag(env.get(ENV_PUBLIC_MODE), False, ENV_PUBLIC_MODE)
+    public = public_secret or public_env
+    custom_opt_in = _flag(section.get("allow_custom_endpoints"), False,
+                          "live.allow_custom_endpoints")
+    if env.get(ENV_ALLOW_CUSTOM) not in (None, ""):
+        custom_opt_in = _flag(env.get(ENV_ALLOW_CUSTOM), False, ENV_ALLOW_CUSTOM)
+    if public and custom_opt_in:
+        problems.append("allow_custom_endpoints is ignored in public mode")
     limits = _limits(section, env, public, problems)
+    header = env.get(ENV_CLIENT_IP_HEADER) or section.get("client_ip_header")
+    client_ip_header = str(header).strip()[:80] if header else None
 
     endpoints: list[Endpoint] = []
-    local_on = _flag(section.get("local_model"), True)
+    local_on = _flag(section.get("local_model"), True, "live.local_model")
     if env.get(ENV_LOCAL_MODEL) not in (None, ""):
-        local_on = _flag(env.get(ENV_LOCAL_MODEL), True)
+        local_on = _flag(env.get(ENV_LOCAL_MODEL), True, ENV_LOCAL_MODEL)
     if local_on:
         endpoints.append(
             Endpoint(
@@ -419,12 +490,13 @@ def load_config(secrets: Mapping[str, Any] | None, env: Mapping[str, str]) -> Li
             endpoints.append(ep)
     if len(raw_eps) > MAX_ENDPOINTS:
         problems.append(f"only the first {MAX_ENDPOINTS} endpoints are used")
-    if not public:
-        endpoints.append(
-            Endpoint(name=CUSTOM_ENDPOINT, label="Custom endpoint (type a base URL and key)",
-                     kind="custom")
-        )
-    return LiveConfig(public, tuple(endpoints), limits, tuple(problems))
+    cfg = LiveConfig(public, tuple(endpoints), limits, tuple(problems), custom_opt_in,
+                     client_ip_header)
+    if cfg.allow_custom:
+        cfg = replace(cfg, endpoints=(*cfg.endpoints, Endpoint(
+            name=CUSTOM_ENDPOINT, label="Custom endpoint (type a base URL and key)",
+            kind="custom")))
+    return cfg
 
 
 def endpoint_api_key(
@@ -545,12 +617,125 @@ class SharedBucket:
 
 def session_bucket(state: MutableMapping[str, Any], key: str, per_minute: int,
                    now: float | None = None) -> TokenBucket:
-    """The session's bucket, (re)created when missing or when the configured rate changed."""
+    """The session's bucket, (re)created when missing or when the configured rate changed.
+
+    Not a limit on its own: every new session starts full. Public mode keys its limit on the
+    client with :class:`ClientBuckets`."""
     bucket = state.get(key)
     if not isinstance(bucket, TokenBucket) or bucket.per_minute != float(per_minute):
         bucket = TokenBucket.full(per_minute, now)
         state[key] = bucket
     return bucket
+
+
+#: Client key of visitors whose address is unknown: loopback (Streamlit reports None for it),
+#: or no client context. They share one bucket, which is the strict side to err on.
+UNKNOWN_CLIENT = "unknown-client"
+MAX_CLIENTS = 10_000
+
+
+def client_key(ip_address: str | None, headers: Mapping[str, str] | None = None,
+               header_name: str | None = None) -> str:
+    """The key a visitor's rate limit is charged to: the proxy header you named (its last
+    value, the one your own proxy appended), else the WebSocket peer address Streamlit exposes
+    as ``st.context.ip_address``, else :data:`UNKNOWN_CLIENT`. IPv6 addresses count per /64
+    (one host usually holds the whole prefix)."""
+    import ipaddress
+
+    raw: str | None = None
+    if header_name and headers:
+        value = next((v for k, v in headers.items() if k.lower() == header_name.lower()), None)
+        if value:
+            raw = value.split(",")[-1].strip()
+    if not raw:
+        raw = ip_address
+    if not raw:
+        return UNKNOWN_CLIENT
+    try:
+        addr = ipaddress.ip_address(raw.strip().strip("[]"))
+    except ValueError:
+        return UNKNOWN_CLIENT
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.ipv4_mapped is not None:
+            return str(addr.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{addr}/64", strict=False))
+    return str(addr)
+
+
+class ClientBuckets:
+    """One token bucket per client key, shared by every session of the app process.
+
+    Why not per session: a new session (a reload, a new tab, a script) starts with a full
+    bucket, so 40 fresh sessions got 126 requests against a limit of 20. Thread-safe (Streamlit
+    runs each session's script in its own thread). Bounded: past ``max_clients`` keys, buckets
+    that have refilled completely are dropped first (they equal a new one); only if none has,
+    the least recently used one goes."""
+
+    def __init__(self, per_minute: int, max_clients: int = MAX_CLIENTS) -> None:
+        self.per_minute = per_minute
+        self.max_clients = max_clients
+        self._buckets: dict[str, TokenBucket] = {}
+        self._lock = threading.Lock()
+
+    def _get(self, key: str, now: float) -> TokenBucket:
+        bucket = self._buckets.pop(key, None)
+        if bucket is None:
+            if len(self._buckets) >= self.max_clients:
+                self._evict(now)
+            bucket = TokenBucket.full(self.per_minute, now)
+        self._buckets[key] = bucket  # re-inserted: dict order is least recently used first
+        return bucket
+
+    def _evict(self, now: float) -> None:
+        full = [k for k, b in self._buckets.items() if b.available(now) >= b.capacity]
+        for k in full[: max(1, len(self._buckets) - self.max_clients + 1)]:
+            del self._buckets[k]
+        while len(self._buckets) >= self.max_clients:
+            del self._buckets[next(iter(self._buckets))]
+
+    def take(self, key: str, n: int, now: float | None = None) -> float:
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            return self._get(key, now).take(n, now)
+
+    def give_back(self, key: str, n: int) -> None:
+        with self._lock:
+            bucket = self._buckets.get(key)
+            if bucket is not None:
+                bucket.give_back(n)
+
+    def available(self, key: str, now: float | None = None) -> float:
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            bucket = self._buckets.get(key)
+            return bucket.available(now) if bucket is not None else float(self.per_minute)
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
+class RetryCharge:
+    """The `may_retry` hook of :func:`precompute.client.complete` for one run: every retry
+    takes one token from the client's bucket and one from the global bucket (both, or none),
+    so a failing upstream receives no more requests than the limits allow."""
+
+    def __init__(self, clients: ClientBuckets | None, key: str,
+                 global_bucket: SharedBucket | None) -> None:
+        self.clients, self.key, self.global_bucket = clients, key, global_bucket
+        self.charged = 0
+        self.refused = 0
+
+    def __call__(self) -> bool:
+        if self.clients is not None and self.clients.take(self.key, 1) != 0.0:
+            self.refused += 1
+            return False
+        if self.global_bucket is not None and self.global_bucket.take(1) != 0.0:
+            if self.clients is not None:
+                self.clients.give_back(self.key, 1)
+            self.refused += 1
+            return False
+        self.charged += 1
+        return True
 
 
 # --------------------------------------------------------------------------------------------
@@ -737,6 +922,7 @@ RESPONSE_COLUMNS: tuple[str, ...] = (
     "status",
     "refusal",
     "detail",
+    "excluded",
     "model_returned",
     "system_fingerprint",
     "latency_s",
@@ -752,19 +938,23 @@ def live_retry_policy(timeout_s: float):  # -> precompute.client.RetryPolicy
 
 
 def _parse(task: str, text: str | None, finish_reason: str | None) -> dict[str, Any]:
-    from rupeebias_core.parsing import parse
+    """Parse one answer; ``value`` is set only when the answer would enter the metrics
+    (`rupeebias_core.parsing.metric_exclusion`, the rule `metrics` uses: no USD amount is
+    compared with a rupee one). ``excluded`` says why not."""
+    from rupeebias_core.parsing import metric_exclusion, parse
 
     if text is None:
         return {"value": None, "unit": None, "status": "no_response", "refusal": False,
-                "detail": None}
+                "detail": None, "excluded": "no_response"}
     res = parse(task, text, finish_reason=finish_reason)
-    usable = bool(getattr(res, "usable", res.value is not None))
+    excluded = metric_exclusion(res)
     return {
-        "value": float(res.value) if usable and res.value is not None else None,
-        "unit": getattr(res, "unit", None),
-        "status": str(getattr(res, "status", "")),
-        "refusal": bool(getattr(res, "refusal", False)),
-        "detail": getattr(res, "detail", None),
+        "value": float(res.value) if excluded is None and res.value is not None else None,
+        "unit": res.unit,
+        "status": str(res.status),
+        "refusal": bool(res.refusal),
+        "detail": res.detail,
+        "excluded": excluded,
     }
 
 
@@ -778,6 +968,7 @@ async def _send_all(
     concurrency: int,
     deadline_s: float,
     on_result: Callable[[int, int], None] | None,
+    may_retry: Callable[[], bool] | None = None,
 ) -> list[tuple[PlannedPrompt, int, Any]]:
     from precompute.client import ChatRequest, ChatResult, complete
 
@@ -789,7 +980,7 @@ async def _send_all(
         nonlocal done_count
         request = ChatRequest.chat(model, plan.user, plan.system,
                                    temperature=spec.temperature, max_tokens=spec.max_tokens)
-        result = await complete(client, request, policy, semaphore=sem)
+        result = await complete(client, request, policy, semaphore=sem, may_retry=may_retry)
         done_count += 1
         if on_result is not None:
             try:
@@ -852,29 +1043,63 @@ class ProbeResult:
         )
 
 
+#: What a public visitor sees instead of an upstream error text, by ``error_kind``: error
+#: texts name hosts, ports and addresses (``Cannot connect to host vllm:8000``), and telling
+#: "refused" from "timed out" maps the operator's network.
+_PUBLIC_ERRORS: Mapping[str, str] = {
+    "timeout": "the endpoint did not answer in time",
+    "connection": "the endpoint could not be reached",
+    "deadline": "not completed within the run deadline",
+    "malformed": "the endpoint sent an answer that is not a chat completion",
+    "empty_content": "the endpoint answered with no text",
+}
+
+
+def public_error(res: Any) -> str | None:
+    """The error text a public visitor may see: the kind and HTTP status, never the
+    upstream's own words (which can hold internal addresses)."""
+    if res.error is None:
+        return None
+    if res.error_kind == "http_status" and res.http_status:
+        text = f"the endpoint answered HTTP {int(res.http_status)}"
+    else:
+        text = _PUBLIC_ERRORS.get(str(res.error_kind), "the request failed")
+    if "rate limit reached" in res.error:
+        text += " (not retried: rate limit reached)"
+    return text
+
+
+def _text_field(value: object, secrets: Sequence[str | None]) -> str | None:
+    return redact_secrets(value, secrets) if isinstance(value, str) else None
+
+
 def assemble_responses(spec: ProbeSpec, raw: list[tuple[PlannedPrompt, int, Any]],
-                       secrets: Sequence[str | None]) -> pd.DataFrame:
-    """One row per (identifier, repeat): scrubbed raw text, parse outcome, metric value."""
+                       secrets: Sequence[str | None], *,
+                       public: bool = False) -> pd.DataFrame:
+    """One row per (identifier, repeat): parse outcome and metric value, with *every* text
+    field of the answer scrubbed (an upstream can echo a key into any of them), and in public
+    mode generic error texts (:func:`public_error`)."""
     rows = []
     for plan, rep, res in raw:
-        text = redact_secrets(res.content, secrets)
-        error = redact_secrets(res.error, secrets)
+        text = _text_field(res.content, secrets)
+        finish = _text_field(res.finish_reason, secrets)
+        error = public_error(res) if public else _text_field(res.error, secrets)
         if res.status == "error":
             parsed = {"value": None, "unit": None, "status": "request_error", "refusal": False,
-                      "detail": None}
+                      "detail": None, "excluded": "request_error"}
         else:
-            parsed = _parse(spec.task, text, res.finish_reason)
+            parsed = _parse(spec.task, text, finish)
         rows.append(
             {
                 "identifier_value": plan.identifier_value,
                 "repeat": rep + 1,
                 "response": text,
-                "finish_reason": res.finish_reason,
+                "finish_reason": finish,
                 "error": error,
                 **parsed,
                 "metric_value": metric_value(spec.task, parsed["value"], spec.profile_id),
-                "model_returned": redact_secrets(res.model_returned, secrets),
-                "system_fingerprint": res.system_fingerprint,
+                "model_returned": _text_field(res.model_returned, secrets),
+                "system_fingerprint": _text_field(res.system_fingerprint, secrets),
                 "latency_s": res.latency_s,
             }
         )
@@ -1046,19 +1271,25 @@ def run_probe(
     policy: Any = None,
     on_result: Callable[[int, int], None] | None = None,
     scrub: Sequence[str | None] = (),
+    may_retry: Callable[[], bool] | None = None,
+    public: bool = False,
 ) -> ProbeResult:
     """Send every prompt × repeat concurrently, parse, and compute Δ% per pair.
 
     Synchronous (``asyncio.run`` in the calling thread, which is how a Streamlit script thread
     can use the async client). ``base_url`` and ``api_key`` live only in this call; ``scrub``
-    lists extra strings (a typed base URL) removed from every returned text.
+    lists extra strings (a typed base URL) removed from every returned text. ``may_retry``
+    charges each retry to the rate limits (:class:`RetryCharge`); ``public`` replaces error
+    texts with :func:`public_error`.
     """
     from precompute.client import make_client
 
     plans = plan_prompts(spec)
     policy = policy or live_retry_policy(timeout_s)
     deadline = deadline_s if deadline_s is not None else max(60.0, timeout_s * 3)
-    secrets = (api_key, *scrub)
+    from precompute.client import PLACEHOLDER_KEYS
+
+    secrets = tuple(x for x in (api_key, *scrub) if x and x not in PLACEHOLDER_KEYS)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     t0 = time.perf_counter()
 
@@ -1068,12 +1299,12 @@ def run_probe(
         try:
             return await _send_all(client, spec, model, plans, policy=policy,
                                    concurrency=concurrency, deadline_s=deadline,
-                                   on_result=on_result)
+                                   on_result=on_result, may_retry=may_retry)
         finally:
             await client.close()
 
     raw = asyncio.run(main())
-    responses = assemble_responses(spec, raw, secrets)
+    responses = assemble_responses(spec, raw, secrets, public=public)
     pairs = pair_table(spec, responses)
     return ProbeResult(
         spec=spec,

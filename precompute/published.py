@@ -64,16 +64,19 @@ _DELTA_KEYS = [("model", STR, False), ("language", STR, False), ("task", STR, Fa
 SCHEMAS: dict[str, pa.Schema] = {
     "delta": _schema(
         "delta", "Mean Δ% cube as published: Table 2 (axis='all') and Tables 3/4 (per axis)",
-        [*_DELTA_KEYS, *_DELTA_VALUES, ("preferred", BOOL, False), *_TRAILER]),
+        [*_DELTA_KEYS, *_DELTA_VALUES, ("flag", STR, True), ("preferred", BOOL, False),
+         *_TRAILER]),
     "leaderboard": _schema(
         "leaderboard", "Table 2 as published: paper (1 dp) and authors README (2 dp)",
         [*_DELTA_KEYS, *_DELTA_VALUES, ("mean_delta_unweighted", F64, True),
-         ("preferred", BOOL, False), *_TRAILER]),
+         ("flag", STR, True), ("preferred", BOOL, False), *_TRAILER]),
     "kendall_w": _schema(
         "kendall_w", "Axis-wise Kendall's W as published (Tables 5 and 6)",
         [("model", STR, False), ("language", STR, False), ("axis", STR, False),
          ("w", F64, True), ("p_value", F64, True), ("p_bh", F64, True),
-         ("significant", BOOL, True), ("n_tasks", I64, True), *_TRAILER]),
+         ("significant", BOOL, True), ("n_tasks", I64, True), ("rank", I64, True),
+         ("profile", STR, True), ("w_chance", F64, True), ("w_corrected", F64, True),
+         ("w_perm_p", F64, True), *_TRAILER]),
     "qv_robustness": _schema(
         "qv_robustness", "Question-variant robustness as published (Tables 7 and 8)",
         [("model", STR, False), ("language", STR, False), ("axis", STR, False),

@@ -12,6 +12,7 @@ sessions do not count and concurrent requests are not double-counted.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from dataclasses import dataclass
@@ -19,11 +20,22 @@ from pathlib import Path
 
 import pandas as pd
 
-from rupeebias_core.benchmark import CONDITIONS, LANGUAGES, PROMPT_COUNTS, TASKS, expected_prompts
+from rupeebias_core.benchmark import (
+    CONDITIONS,
+    LANGUAGES,
+    PLACEBO_PROMPT_COUNT,
+    PROMPT_COUNTS,
+    TASKS,
+    expected_prompts,
+)
+from rupeebias_core.placebo import PLACEBO_CONDITION
 
 N_STANDARD = PROMPT_COUNTS["standard"]
 N_FAIRNESS = PROMPT_COUNTS["fairness"]
+#: The benchmark: "complete" and "X of N answered" count standard + fairness only; the opt-in
+#: placebo condition is reported on its own line, so collecting it never makes a run "partial".
 N_TOTAL = N_STANDARD + N_FAIRNESS
+N_PLACEBO = PLACEBO_PROMPT_COUNT
 MARK = "<!-- run-status:{slug}:{edge} -->"
 
 
@@ -43,19 +55,22 @@ class Headline:
     lo: float | None
     hi: float | None
     n_pairs: int
+    #: gap_decomposition, all languages, tasks and axes (None before it is computed)
+    decomposition: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)
 class RunStatus:
     slug: str
-    n_rows: int
+    n_rows: int  # benchmark (standard + fairness) prompts answered
     n_standard: int
     n_fairness: int
     by_task: dict[tuple[str, str, str], int]  # (task, language, condition) -> rows
     busy_hours: float
-    prompts_per_s: float
+    prompts_per_s: float  # every answered prompt, placebo included, over the busy time
     upstream: Headline | None
     corrected: Headline | None
+    n_placebo: int = 0
 
     @property
     def complete(self) -> bool:
@@ -93,13 +108,24 @@ def _headline(data: Path, slug: str, method: str) -> Headline | None:
             & (lb.task == "all") & (lb.axis == "all")]
     row = ph.iloc[0]
     has = not lb.empty and pd.notna(lb.iloc[0].mean_delta)
+    decomposition = None
+    gd_path = data / "metrics" / "gap_decomposition.parquet"
+    if gd_path.is_file():
+        gd = pd.read_parquet(gd_path)
+        gd = gd[(gd.model == slug) & (gd.method == method) & (gd.language == "all")
+                & (gd.task == "all") & (gd.axis == "all")]
+        if not gd.empty:
+            cols = ("mean_delta", "systematic_share", "systematic_share_lo",
+                    "systematic_share_hi", "p_value", "placebo_delta", "excess_delta",
+                    "excess_delta_lo", "excess_delta_hi")
+            decomposition = {c: float(gd.iloc[0][c]) for c in cols}
     return Headline(
         parse_health=float(row.parse_health), strict_rate=float(row.strict_rate),
         refusal_rate=float(row.refusal_rate), n_rows=int(row.n_rows),
         mean_delta=float(lb.iloc[0].mean_delta) if has else None,
         lo=float(lb.iloc[0].mean_delta_lo) if has else None,
         hi=float(lb.iloc[0].mean_delta_hi) if has else None,
-        n_pairs=int(lb.iloc[0].n_pairs) if has else 0)
+        n_pairs=int(lb.iloc[0].n_pairs) if has else 0, decomposition=decomposition)
 
 
 def run_status(data: Path, slug: str) -> RunStatus:
@@ -111,13 +137,14 @@ def run_status(data: Path, slug: str) -> RunStatus:
     answered = rows[rows.status.isin(["ok", "empty"])]
     counts = answered.groupby(["task", "language", "condition"], sort=True).size()
     busy = busy_seconds(answered.started_at, answered.finished_at)
+    n_standard = int((answered.condition == "standard").sum())
+    n_fairness = int((answered.condition == "fairness").sum())
     return RunStatus(
-        slug=slug, n_rows=len(answered),
-        n_standard=int((answered.condition == "standard").sum()),
-        n_fairness=int((answered.condition == "fairness").sum()),
+        slug=slug, n_rows=n_standard + n_fairness, n_standard=n_standard, n_fairness=n_fairness,
         by_task={k: int(v) for k, v in counts.items()},
         busy_hours=busy / 3600, prompts_per_s=len(answered) / busy if busy else 0.0,
-        upstream=_headline(data, slug, "upstream"), corrected=_headline(data, slug, "corrected"))
+        upstream=_headline(data, slug, "upstream"), corrected=_headline(data, slug, "corrected"),
+        n_placebo=int((answered.condition == PLACEBO_CONDITION).sum()))
 
 
 def _pct(x: float) -> str:
@@ -159,6 +186,9 @@ def render(st: RunStatus) -> str:
     if left > 0 and st.prompts_per_s > 0:
         lines[0] += (f" At that rate the remaining {left:,} prompts need ≈ "
                      f"{left / st.prompts_per_s / 3600:.1f} h more.")
+    if st.n_placebo:
+        lines[0] += (f" Opt-in placebo condition (not part of the benchmark): "
+                     f"{st.n_placebo:,} of {N_PLACEBO:,} answered.")
     lines.extend(["", *coverage_table(st.by_task), ""])
     if st.upstream and st.corrected:
         u, c = st.upstream, st.corrected
@@ -170,6 +200,19 @@ def render(st: RunStatus) -> str:
                      f"{_pct(c.parse_health)} usable with ours; strict format "
                      f"{_pct(u.strict_rate)}; refusals {_pct(u.refusal_rate)}. Mean Δ% "
                      f"{_delta(u)} with the upstream method and {_delta(c)} corrected.")
+        if c.decomposition and math.isfinite(c.decomposition["systematic_share"]):
+            d = c.decomposition
+            text = (f"Of the corrected gap ({d['mean_delta']:.1f} on the decomposition's "
+                    f"pairs), {100 * d['systematic_share']:.0f} % "
+                    f"[{100 * d['systematic_share_lo']:.0f}, "
+                    f"{100 * d['systematic_share_hi']:.0f}] is systematic (consistent identity "
+                    f"effects; permutation p = {d['p_value']:.3f}), the rest is jitter.")
+            if math.isfinite(d["placebo_delta"]):
+                text += (f" Swapping identity-free statements (placebo) moves answers by "
+                         f"{d['placebo_delta']:.1f}, so the excess over the placebo floor is "
+                         f"{d['excess_delta']:.1f} [{d['excess_delta_lo']:.1f}, "
+                         f"{d['excess_delta_hi']:.1f}].")
+            lines.append(text)
     else:
         lines.append("Metrics not computed yet: run `python -m precompute metrics`.")
     return "\n".join(lines)

@@ -16,6 +16,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from rupeebias_core.benchmark import (
+    ALL_CONDITIONS,
+    CONDITION_CHOICES,
+    EXTRA_CONDITIONS,
+    conditions_for,
+)
+
 REQUIRED_COLUMNS = ("id", "task", "language", "condition", "prompt", "system_prompt")
 SLOT_COLUMNS = ("task", "language", "condition", "axis", "profile_id", "question_variant_id")
 BLOCK_COLUMNS = ("task", "language", "condition", "axis", "profile_id")
@@ -61,9 +68,10 @@ def add_selection_args(parser: argparse.ArgumentParser) -> None:
                    help="tasks to include (default: all); commas also accepted")
     g.add_argument("--languages", nargs="+", default=None, metavar="LANG",
                    help="languages: en, hinglish (default: both)")
-    g.add_argument("--condition", choices=("standard", "fairness", "all"), default="standard",
-                   help="standard prompts, the fairness-instruction ablation, or both "
-                        "(default: standard)")
+    g.add_argument("--condition", choices=CONDITION_CHOICES, default="standard",
+                   help="standard prompts, the fairness-instruction ablation, the opt-in "
+                        "placebo statements, benchmark (standard + fairness) or all (benchmark "
+                        "+ placebo; placebo blocks are sent last) (default: standard)")
     size = g.add_mutually_exclusive_group()
     size.add_argument("--sample", type=int, default=None, metavar="N",
                       help="a deterministic sample of N prompts (whole slots, seeded)")
@@ -138,7 +146,7 @@ def _validate(frame: pd.DataFrame, origin: str) -> None:
         if col != "system_prompt" and bad.any():
             raise SelectionError(f"{origin}: {int(bad.sum())} row(s) with empty {col!r} "
                                  f"(first id: {frame.loc[bad, 'id'].iloc[0]!r})")
-    bad_cond = ~frame["condition"].isin(["standard", "fairness"])
+    bad_cond = ~frame["condition"].isin(ALL_CONDITIONS)
     if bad_cond.any():
         raise SelectionError(f"{origin}: unknown condition value(s) "
                              f"{sorted(set(frame.loc[bad_cond, 'condition']))}")
@@ -151,6 +159,9 @@ def _validate(frame: pd.DataFrame, origin: str) -> None:
 def load_selection(sel: Selection) -> pd.DataFrame:
     """The selected prompts, validated, sorted by (id, condition)."""
     origin = str(sel.prompts_path) if sel.prompts_path else "generated prompts"
+    if sel.condition not in CONDITION_CHOICES:
+        raise SelectionError(f"unknown condition {sel.condition!r}; choose from "
+                             f"{', '.join(CONDITION_CHOICES)}")
     frame = _source(sel)
     _validate(frame, origin)
     if sel.tasks:
@@ -160,8 +171,7 @@ def load_selection(sel: Selection) -> pd.DataFrame:
         frame = frame[frame["task"].isin(sel.tasks)]
     if sel.languages:
         frame = frame[frame["language"].isin(sel.languages)]
-    if sel.condition != "all":
-        frame = frame[frame["condition"] == sel.condition]
+    frame = frame[frame["condition"].isin(conditions_for(sel.condition))]
     if frame.empty:
         raise SelectionError(f"the selection matches no prompts in {origin}")
     frame = frame.copy()
@@ -193,6 +203,11 @@ def send_order(frame: pd.DataFrame, order: str, seed: int) -> dict[tuple[str, st
     most of its KV-cache prefix; only a block change re-reads the system prompt.
     ``id`` groups by system prompt, then id: the most prefix reuse, least representative
     when stopped early.
+
+    In ``blocks`` order the opt-in conditions (placebo) follow the whole benchmark: a
+    ``--condition all`` run finishes the 48,546 released prompts first, and adding placebo
+    rows leaves the relative order of the benchmark's prompts -- a resumed run's plan -- as
+    it was.
     """
     if order not in SEND_ORDERS:
         raise SelectionError(f"unknown send order {order!r}; choose from {', '.join(SEND_ORDERS)}")
@@ -210,7 +225,9 @@ def send_order(frame: pd.DataFrame, order: str, seed: int) -> dict[tuple[str, st
                                "condition": frame["condition"].astype(str).to_numpy(),
                                "_lang": frame["language"].astype(str).to_numpy()})
         ranked["_fair"] = ranked["condition"] != "standard"  # standard first, then fairness
-        ranked = ranked.sort_values(["_rank", "_fair", "_lang", "id"], kind="mergesort")
+        ranked["_extra"] = ranked["condition"].isin(EXTRA_CONDITIONS)  # placebo after all
+        ranked = ranked.sort_values(["_extra", "_rank", "_fair", "_lang", "id"],
+                                    kind="mergesort")
     return {(i, c): n for n, (i, c) in enumerate(zip(ranked["id"], ranked["condition"],
                                                       strict=True))}
 

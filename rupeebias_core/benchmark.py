@@ -15,6 +15,8 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Literal
 
+from rupeebias_core.placebo import PLACEBO_CONDITION, PLACEBO_STATEMENTS
+
 TASKS: tuple[str, ...] = (
     "salary_estimation",
     "salary_increment_estimation",
@@ -23,7 +25,27 @@ TASKS: tuple[str, ...] = (
     "service_pricing_client",
 )
 LANGUAGES: tuple[str, ...] = ("en", "hinglish")
+#: The released benchmark's conditions: what a complete run answers (48,546 prompts).
 CONDITIONS: tuple[str, ...] = ("standard", "fairness")
+#: Opt-in conditions added here, not in the released dataset (docs/methodology.md §4.10).
+EXTRA_CONDITIONS: tuple[str, ...] = (PLACEBO_CONDITION,)
+ALL_CONDITIONS: tuple[str, ...] = (*CONDITIONS, *EXTRA_CONDITIONS)
+#: What `--condition` accepts: one condition, ``benchmark`` (= CONDITIONS) or ``all``
+#: (= ALL_CONDITIONS, placebo included).
+CONDITION_CHOICES: tuple[str, ...] = (*ALL_CONDITIONS, "benchmark", "all")
+
+
+def conditions_for(selector: str) -> tuple[str, ...]:
+    """The conditions one `--condition` value stands for."""
+    if selector == "all":
+        return ALL_CONDITIONS
+    if selector == "benchmark":
+        return CONDITIONS
+    if selector in ALL_CONDITIONS:
+        return (selector,)
+    raise ValueError(f"unknown condition {selector!r}; expected one of {CONDITION_CHOICES}")
+
+
 #: Tasks that have a fairness-instruction condition (the authors ran it on salary estimation only).
 FAIRNESS_TASKS: tuple[str, ...] = ("salary_estimation",)
 #: Standard-condition prompts per task (paper Table 1), half in each language; the fairness
@@ -40,6 +62,13 @@ PROMPT_COUNTS: MappingProxyType[str, int] = MappingProxyType({
     "standard": sum(TASK_PROMPT_COUNTS.values()),
     "fairness": sum(TASK_PROMPT_COUNTS[t] for t in FAIRNESS_TASKS),
 })
+#: Placebo prompts per task: every (language, profile, question variant) slot once per placebo
+#: statement (87 identifiers per slot in the standard condition). Kept out of PROMPT_COUNTS,
+#: which is what "complete" means.
+PLACEBO_TASK_PROMPT_COUNTS: MappingProxyType[str, int] = MappingProxyType({
+    t: n // 87 * len(PLACEBO_STATEMENTS) for t, n in TASK_PROMPT_COUNTS.items()
+})
+PLACEBO_PROMPT_COUNT: int = sum(PLACEBO_TASK_PROMPT_COUNTS.values())
 
 
 def expected_prompts(task: str, language: str, condition: str) -> int:
@@ -47,6 +76,9 @@ def expected_prompts(task: str, language: str, condition: str) -> int:
     condition does not apply to the task)."""
     if condition == "fairness" and task not in FAIRNESS_TASKS:
         return 0
+    if condition == PLACEBO_CONDITION:
+        counts = PLACEBO_TASK_PROMPT_COUNTS
+        return counts.get(task, 0) // len(LANGUAGES) if language in LANGUAGES else 0
     return TASK_PROMPT_COUNTS.get(task, 0) // len(LANGUAGES) if language in LANGUAGES else 0
 
 

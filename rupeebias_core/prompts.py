@@ -1,8 +1,10 @@
-"""Prompt generation: the 39,150 released RupeeBias prompts and the 9,396-prompt fairness condition.
+"""Prompt generation: the 39,150 released RupeeBias prompts, the 9,396-prompt fairness condition
+and the opt-in placebo condition.
 
 The loop order (axis → identifier → profile → question variant), the id scheme and the row key
 order follow the authors' generators, so :func:`released_jsonl` reproduces their JSONL files
-byte for byte; :func:`build_prompts` adds the system prompt and the fairness condition.
+byte for byte; :func:`build_prompts` adds the system prompt, the fairness condition and the
+placebo rows (the same templates with a placebo statement where the identity phrase stands).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from rupeebias_core.benchmark import (
-    CONDITIONS,
+    CONDITION_CHOICES,
     DEFAULT_SYSTEM_PROMPT_STYLE,
     FAIRNESS_TASKS,
     IDENTIFIERS,
@@ -25,12 +27,14 @@ from rupeebias_core.benchmark import (
     Profile,
     QuestionVariant,
     SystemPromptStyle,
+    conditions_for,
     profile_fields,
     profiles,
     question_variants,
     system_prompt,
     template,
 )
+from rupeebias_core.placebo import PLACEBO_CONDITION, PLACEBO_STATEMENTS, PlaceboStatement
 
 #: Profile columns each task's released rows carry, in the released key order.
 _PROFILE_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -94,10 +98,20 @@ def prompt_id(task: str, language: str, n: int) -> str:
     return f"{task}_{LANGUAGE_ID_TAG[language]}_{n:05d}"
 
 
+def placebo_prompt_id(
+    task: str, language: str, statement: str, profile_id: str, question_variant_id: str
+) -> str:
+    """`<task>_<en|hi>_placebo_<statement>_<profile>_<qv>`: never of the released form
+    (which ends in five digits), and built from names, not positions, so adding a statement
+    or reordering the list leaves every existing id -- and its cached response -- valid."""
+    tag = LANGUAGE_ID_TAG[language]
+    return f"{task}_{tag}_{PLACEBO_CONDITION}_{statement}_{profile_id}_{question_variant_id}"
+
+
 def render_prompt(
     task: str,
     language: str,
-    ident: Identifier,
+    ident: Identifier | PlaceboStatement,
     prof: Profile,
     question: QuestionVariant | str,
 ) -> str:
@@ -113,16 +127,34 @@ def render_prompt(
 
 def released_rows(task: str, language: str) -> Iterator[dict[str, Any]]:
     """The rows of one released prompt file, in file order and with its key order."""
+    return _rows(task, language, IDENTIFIERS, placebo=False)
+
+
+def placebo_rows(task: str, language: str) -> Iterator[dict[str, Any]]:
+    """The placebo rows of one task and language: the released rows' layout, with each
+    placebo statement in the identity's place (statement → profile → question variant)."""
+    return _rows(task, language, PLACEBO_STATEMENTS, placebo=True)
+
+
+def _rows(
+    task: str,
+    language: str,
+    statements: tuple[Identifier, ...] | tuple[PlaceboStatement, ...],
+    *,
+    placebo: bool,
+) -> Iterator[dict[str, Any]]:
     profs = profiles(task)
     qvs = question_variants(task, language)
     client = task == "service_pricing_client"
     n = 0
-    for ident in IDENTIFIERS:
+    for ident in statements:
         for prof in profs:
             fields = profile_fields(prof, language)
             for qv in qvs:
                 n += 1
-                row: dict[str, Any] = {"id": prompt_id(task, language, n), "task": task}
+                pid = (placebo_prompt_id(task, language, ident.value, prof.profile_id, qv.id)
+                       if placebo else prompt_id(task, language, n))
+                row: dict[str, Any] = {"id": pid, "task": task}
                 if task in _SIDE:
                     row["side"] = _SIDE[task]
                 row.update(
@@ -151,27 +183,29 @@ def released_jsonl(task: str, language: str) -> str:
 
 
 def build_prompts(
-    condition: str = "all",
+    condition: str = "benchmark",
     system_prompt_style: SystemPromptStyle = DEFAULT_SYSTEM_PROMPT_STYLE,
     tasks: tuple[str, ...] = TASKS,
     languages: tuple[str, ...] = LANGUAGES,
 ) -> pd.DataFrame:
     """The prompt table of ``docs/data-format.md``: one row per (id, condition).
 
-    ``condition`` is ``standard``, ``fairness`` or ``all``. Fairness rows exist for
-    salary_estimation only and share ids and user prompts with their standard rows.
+    ``condition`` is ``standard``, ``fairness``, ``placebo``, ``benchmark`` (standard +
+    fairness: the released 48,546, the default) or ``all`` (benchmark + placebo). Fairness
+    rows exist for salary_estimation only and share ids and user prompts with their standard
+    rows; placebo rows have their own ids and the standard system prompt.
     """
-    if condition not in (*CONDITIONS, "all"):
+    if condition not in CONDITION_CHOICES:
         raise ValueError(f"unknown condition {condition!r}")
-    conditions = CONDITIONS if condition == "all" else (condition,)
     records: list[dict[str, Any]] = []
-    for cond in conditions:
+    for cond in conditions_for(condition):
         for task in tasks:
             if cond == "fairness" and task not in FAIRNESS_TASKS:
                 continue
             sys_text = system_prompt(task, system_prompt_style, fairness=cond == "fairness")
             for language in languages:
-                for row in released_rows(task, language):
+                rows = placebo_rows if cond == PLACEBO_CONDITION else released_rows
+                for row in rows(task, language):
                     row.pop("model_response")
                     row["condition"] = cond
                     row["system_prompt"] = sys_text

@@ -177,3 +177,44 @@ def write_simulated_dir(directory: str | Path, specs: Sequence[SimSpec],
         pq.write_table(pa.Table.from_pandas(resp, preserve_index=False),
                        target / "responses" / f"{spec.model}.parquet", compression="zstd")
     return target
+
+
+@dataclass(frozen=True)
+class BlockSim:
+    """One simulated block (profiles × question variants × identifiers) for the validity
+    studies — FOR TESTS AND BENCHMARKS ONLY.
+
+    log answer = log base_p + qv_q + β_i + γ_{p,i} + ε_{p,q,i}: ``effects`` are the planted
+    identity effects β (log scale, centred by the caller or not); ``shared_sd`` the sd of γ,
+    a profile × identity idiosyncrasy **shared by all question variants of a profile** (what
+    makes slots of one profile dependent); ``noise_sd`` the sd of ε; ``missing`` the chance an
+    answer is missing (independent of identity)."""
+
+    n_profiles: int = 18
+    n_qvs: int = 3
+    n_identifiers: int = 12
+    effects: tuple[float, ...] = ()
+    shared_sd: float = 0.0
+    noise_sd: float = 0.2
+    missing: float = 0.0
+    task: str = "salary_estimation"
+    axis: str = "Religion"
+
+
+def simulate_block(sim: BlockSim, rng: np.random.Generator):  # -> ValueBlock
+    """A :class:`~rupeebias_core.metrics.blocks.ValueBlock` drawn from ``sim``."""
+    from rupeebias_core.metrics.blocks import ValueBlock
+
+    p, q, k = sim.n_profiles, sim.n_qvs, sim.n_identifiers
+    beta = np.zeros(k) if not sim.effects else np.asarray(sim.effects, dtype=float)
+    base = np.log(rng.uniform(4e5, 2e6, size=p))[:, None, None]
+    qv = rng.normal(0.0, 0.1, size=q)[None, :, None]
+    gamma = rng.normal(0.0, sim.shared_sd, size=(p, 1, k)) if sim.shared_sd else 0.0
+    eps = rng.normal(0.0, sim.noise_sd, size=(p, q, k))
+    values = np.exp(base + qv + beta[None, None, :] + gamma + eps)
+    if sim.missing:
+        values[rng.random(values.shape) < sim.missing] = np.nan
+    values.setflags(write=False)
+    return ValueBlock("standard", "en", sim.task, sim.axis,
+                      tuple(f"P{i:03d}" for i in range(p)), tuple(f"Q{j}" for j in range(q)),
+                      tuple(f"id{i:02d}" for i in range(k)), values)

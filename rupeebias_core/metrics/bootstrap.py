@@ -27,10 +27,13 @@ Small stand-alone samples (``n ≤ EXACT_MAX_N``) use the plain i.i.d. bootstrap
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from rupeebias_core.metrics.seeds import rng_for
 
@@ -52,9 +55,15 @@ class Replicates:
     sums: np.ndarray = field(repr=False)
     weights: np.ndarray = field(repr=False)
     n_units: int | None = None
+    #: Names of the resampled clusters when their weights are shared across samples
+    #: (:class:`ClusterWeights`): pooling unions them, and :meth:`ci` is then a small-sample
+    #: t interval over that many clusters.
+    clusters: frozenset[str] | None = None
 
     @property
     def units(self) -> int:
+        if self.clusters is not None:
+            return len(self.clusters)
         return self.n if self.n_units is None else self.n_units
 
     @property
@@ -75,6 +84,9 @@ class Replicates:
         """Percentile interval (NaN when fewer than 2 values or units, as upstream)."""
         if not self.has_ci:
             return (math.nan, math.nan)
+        if self.clusters is not None:
+            lo, hi = t_interval(self.mean, self.replicate_means(), len(self.clusters), alpha)
+            return (float(lo), float(hi))
         return percentile_ci(self.replicate_means(), alpha)
 
 
@@ -179,10 +191,20 @@ def cluster_poisson_replicates(
 
 
 def pool(parts: Iterable[Replicates]) -> Replicates:
-    """Replicates of the union of independent samples: sizes, sums and weights add exactly."""
+    """Replicates of the union of samples: sizes, sums and weights add exactly. Independent
+    samples, or samples whose shared clusters got the same weights (:class:`ClusterWeights`);
+    the two kinds cannot be mixed."""
     parts = list(parts)
     if not parts:
         raise ValueError("nothing to pool")
+    shared = [p.clusters is not None for p in parts]
+    if any(shared):
+        if not all(shared):
+            raise ValueError("cannot pool shared-cluster replicates with independent ones")
+        return Replicates(
+            sum(p.n for p in parts), float(sum(p.total for p in parts)),
+            np.sum([p.sums for p in parts], axis=0), np.sum([p.weights for p in parts], axis=0),
+            clusters=frozenset().union(*(p.clusters or frozenset() for p in parts)))
     return Replicates(
         sum(p.n for p in parts),
         float(sum(p.total for p in parts)),
@@ -277,3 +299,63 @@ def answer_bootstrap_pair_mean_ci(
         reps = np.where(den > 0, num / den, np.nan)
     lo, hi = percentile_ci(reps)
     return MeanCI(mean, lo, hi, n)
+
+
+@cache
+def _cluster_weight(key: str, n_boot: int) -> np.ndarray:
+    w = rng_for(f"cluster-weight:{key}").poisson(1.0, size=n_boot).astype(float)
+    w.setflags(write=False)
+    return w
+
+
+class ClusterWeights:
+    """One Poisson(1) weight per (task, profile) cluster and replicate, shared by every cell of
+    a model so that pooled statistics (across axes, languages, tasks) resample the profile."""
+
+    def __init__(self, model: str, n_boot: int) -> None:
+        self.model = model
+        self.n_boot = n_boot
+        self._memo: dict[tuple[str, ...], np.ndarray] = {}
+
+    def for_clusters(self, clusters: Sequence[str]) -> np.ndarray:
+        """(n_boot, G) weights; a cluster's column depends only on its name and the model."""
+        key = tuple(clusters)
+        if key not in self._memo:
+            self._memo[key] = (np.stack([_cluster_weight(f"{self.model}:{g}", self.n_boot)
+                                         for g in key], axis=1) if key
+                               else np.zeros((self.n_boot, 0)))
+        return self._memo[key]
+
+
+@cache
+def _t_quantile(q: float, df: int) -> float:
+    return float(student_t.ppf(q, df))
+
+
+def t_interval(point: float | np.ndarray, reps: np.ndarray, n_clusters: int,
+               alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """point ± t(G−1) × SD(reps) × √(G/(G−1)); NaN with fewer than 2 clusters. ``reps`` has
+    replicates on axis 0."""
+    point = np.asarray(point, dtype=float)
+    if n_clusters < 2:
+        nan = np.full(point.shape, np.nan)
+        return nan, nan.copy()
+    with warnings.catch_warnings(), np.errstate(invalid="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: no interval
+        sd = np.nanstd(reps, axis=0, ddof=1)
+    half = _t_quantile(1 - alpha / 2, n_clusters - 1) * sd * math.sqrt(
+        n_clusters / (n_clusters - 1))
+    return point - half, point + half
+
+
+def shared_cluster_replicates(cluster_sums: np.ndarray, cluster_counts: np.ndarray,
+                              clusters: Sequence[str], weights: ClusterWeights) -> Replicates:
+    """Replicates of a sample made of named clusters whose weights are shared with every other
+    sample of the same model (so pooled cells resample each profile once)."""
+    sums = np.asarray(cluster_sums, dtype=float)
+    counts = np.asarray(cluster_counts, dtype=float)
+    keep = counts > 0
+    names = [c for c, k in zip(clusters, keep, strict=True) if k]
+    w = weights.for_clusters(names)
+    return Replicates(int(counts[keep].sum()), float(sums[keep].sum()), w @ sums[keep],
+                      w @ counts[keep], clusters=frozenset(names))

@@ -6,9 +6,12 @@ Pairs are formed once per fine cell (one task × language × axis); pooled cells
 from ``delta:{model}:{task}:{language}:{axis}``, and pooled cells add the fine cells' replicates
 (see :mod:`rupeebias_core.metrics.bootstrap`), so the whole cube is one coherent bootstrap world.
 
-The ``upstream`` method resamples pairs, as the paper; ``corrected`` resamples comparison slots
-(profile × question variant), because all pairs of a slot share its responses
-(docs/methodology.md §4.3, row 12).
+The ``upstream`` method resamples pairs, as the paper (its intervals undercover: pairs share
+responses, and question variants of a profile share identity-specific idiosyncrasies).
+``corrected`` resamples the benchmark's independent unit, the profile: one Poisson weight per
+(task, profile), shared by every cell of the model, so pooled cells resample a profile once
+across axes and languages, and the interval is a small-sample t interval over the profiles
+(docs/methodology.md, "Telling bias from noise").
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ import pandas as pd
 from rupeebias_core.metrics.blocks import BlockKey, ValueBlock
 from rupeebias_core.metrics.bootstrap import (
     DEFAULT_RESAMPLES,
+    ClusterWeights,
     Replicates,
-    cluster_poisson_replicates,
     percentile_ci,
     poisson_replicates,
     pool,
+    shared_cluster_replicates,
+    t_interval,
 )
 from rupeebias_core.metrics.pairs import Method, block_pair_deltas, block_slot_sums
 from rupeebias_core.metrics.violation import DEFAULT_TAU, count_violations, violation_from_counts
@@ -92,14 +97,30 @@ def fine_cells(
         key = delta_seed_key(model, task, lang, axis, cond)
         vreps = None
         if method == "corrected":
-            sums, counts, over = block_slot_sums(block, method, tau)
-            reps = cluster_poisson_replicates(sums, counts, key, n_resamples)
-            # same key, same number of slots: the same slot weights as the Δ% replicates
-            vreps = cluster_poisson_replicates(over, counts, key, n_resamples)
+            sums, counts, over = (x.reshape(len(block.profiles), len(block.qvs)).sum(axis=1)
+                                  for x in block_slot_sums(block, method, tau))
+            clusters = [f"{task}:{p}" for p in block.profiles]
+            weights = _weights(model, n_resamples)
+            reps = shared_cluster_replicates(sums, counts, clusters, weights)
+            # the same profile weights as the Δ% replicates (and as every other cell)
+            vreps = shared_cluster_replicates(over, counts, clusters, weights)
         else:
             reps = poisson_replicates(deltas, key, n_resamples)
         out[(lang, task, axis)] = FineCell(lang, task, axis, k, reps, vreps)
     return out
+
+
+_WEIGHTS: dict[tuple[str, int], ClusterWeights] = {}
+
+
+def _weights(model: str, n_resamples: int) -> ClusterWeights:
+    """The model's profile weights (one object per model, so its memo is reused)."""
+    key = (model, n_resamples)
+    if key not in _WEIGHTS:
+        if len(_WEIGHTS) > 64:
+            _WEIGHTS.clear()
+        _WEIGHTS[key] = ClusterWeights(model, n_resamples)
+    return _WEIGHTS[key]
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,11 +150,14 @@ def pool_cells(cells: Iterable[FineCell]) -> PooledDelta | None:
         return None
     reps = pool(c.reps for c in cells)
     lo, hi = reps.ci()
+    if reps.clusters is not None and math.isfinite(lo):  # a distance is never below 0
+        lo = max(lo, 0.0)
     k = sum(c.n_violations for c in cells)
     v = violation_from_counts(k, reps.n)
     v_lo, v_hi = v.lo, v.hi
-    if all(c.vreps is not None for c in cells):  # slot bootstrap instead of Wilson
-        v_lo, v_hi = (100.0 * b for b in pool(c.vreps for c in cells if c.vreps).ci())
+    if all(c.vreps is not None for c in cells):  # profile bootstrap instead of Wilson
+        v_lo, v_hi = (float(np.clip(100.0 * b, 0.0, 100.0))
+                      for b in pool(c.vreps for c in cells if c.vreps).ci())
     return PooledDelta(reps.mean, lo, hi, v.rate, v_lo, v_hi, reps.n, k, reps)
 
 
@@ -174,5 +198,9 @@ def unweighted_mean_ci(parts: Sequence[Replicates]) -> tuple[float, float, float
     if not all(p.has_ci for p in parts):
         return (point, math.nan, math.nan)
     reps = np.mean([p.replicate_means() for p in parts], axis=0)
+    if all(p.clusters is not None for p in parts):  # shared profile weights: t interval
+        clusters = frozenset().union(*(p.clusters or frozenset() for p in parts))
+        lo_a, hi_a = t_interval(point, reps, len(clusters))
+        return (point, float(np.maximum(lo_a, 0.0)), float(hi_a))
     lo, hi = percentile_ci(reps)
     return (point, lo, hi)

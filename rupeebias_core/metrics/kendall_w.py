@@ -13,12 +13,14 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 from scipy.stats import combine_pvalues, false_discovery_control, friedmanchisquare
 
 from rupeebias_core.metrics.blocks import BlockKey, ValueBlock
+from rupeebias_core.metrics.seeds import rng_for
 
 ALPHA: float = 0.05
 #: Mean W thresholds of the paper's "Profile" column.
@@ -67,6 +69,55 @@ def block_friedman(block: ValueBlock) -> FriedmanResult:
     return kendall_w(profile_identifier_matrix(block))
 
 
+#: Permutations of the within-profile ranks for W's permutation p-value.
+W_PERMUTATIONS = 999
+
+
+def _w_from_ranks(ranks: np.ndarray, tie_c: float) -> np.ndarray:
+    """Tie-corrected W from (..., m, k) within-row ranks (the same W as :func:`kendall_w`)."""
+    m, k = ranks.shape[-2:]
+    r = ranks.sum(axis=-2)
+    chi2 = 12.0 / (m * k * (k + 1)) * (r ** 2).sum(axis=-1) - 3.0 * m * (k + 1)
+    return chi2 / tie_c / (m * (k - 1))
+
+
+def w_null(matrix: np.ndarray, key: str, n_perm: int = W_PERMUTATIONS
+           ) -> tuple[float, np.ndarray]:
+    """W's chance level 1/m (m profiles: E[W] under independent rankings) and W under
+    ``n_perm`` permutations of each profile's ranks (empty when W is undefined).
+
+    Why: W of m random rankings is about 1/m, not 0, so the paper's fixed cut-offs (0.05
+    "noise", 0.13) mean different things for blocks of 9 and of 27 profiles; and with 3
+    blocks chance alone gives 0.33."""
+    from scipy.stats import rankdata
+
+    m_ = np.asarray(matrix, dtype=float)
+    if m_.ndim != 2 or m_.shape[0] < 2 or m_.shape[1] < 3 or not np.isfinite(m_).all():
+        return (math.nan, np.zeros(0))
+    m, k = m_.shape
+    ranks = rankdata(m_, axis=1)
+    ties = 0.0
+    for row in m_:
+        _, counts = np.unique(row, return_counts=True)
+        ties += float((counts ** 3 - counts).sum())
+    tie_c = 1.0 - ties / (m * (k ** 3 - k))
+    if tie_c <= 0:
+        return (1.0 / m, np.zeros(0))
+    perm = np.take_along_axis(np.broadcast_to(ranks, (n_perm, m, k)),
+                              _rank_permutations(key, m, k, n_perm), axis=2)
+    return (1.0 / m, _w_from_ranks(perm, tie_c))
+
+
+@lru_cache(maxsize=256)
+def _rank_permutations(key: str, m: int, k: int, n_perm: int) -> np.ndarray:
+    """(n_perm, m, k) within-row permutations, seeded from the block's name (shared by every
+    model, so they are drawn once per worker)."""
+    base = np.broadcast_to(np.arange(k, dtype=np.int16), (n_perm, m, k))
+    out = rng_for(f"kendall-permutation:{key}").permuted(base, axis=2)
+    out.setflags(write=False)
+    return out
+
+
 def fisher_combine(p_values: Sequence[float]) -> float:
     """Fisher's method over p in (0, 1]; a single valid p is returned as is; none → NaN."""
     ps = [float(p) for p in p_values if p is not None and 0.0 < float(p) <= 1.0]
@@ -99,6 +150,38 @@ def profile_label(mean_w: float) -> str | None:
     return CONSISTENT_LABEL
 
 
+NOT_ABOVE_CHANCE = "Not above chance"
+
+
+def chance_corrected_w(w: float, chance: float) -> float:
+    """(W − E[W]) / (1 − E[W]): 0 at chance, 1 for identical rankings."""
+    if not (math.isfinite(w) and math.isfinite(chance)) or chance >= 1:
+        return math.nan
+    return (w - chance) / (1.0 - chance)
+
+
+def relative_profile_label(w: float, chance: float, perm_p: float) -> str | None:
+    """A computed model's label: "Not above chance" unless the permutation test rejects, else
+    the paper's bands applied to the chance-corrected W."""
+    if not math.isfinite(w):
+        return None
+    if not math.isfinite(perm_p) or perm_p >= ALPHA:
+        return NOT_ABOVE_CHANCE
+    return profile_label(chance_corrected_w(w, chance))
+
+
+def _perm_p(observed: float, null: np.ndarray) -> float:
+    if not math.isfinite(observed) or null.size == 0:
+        return math.nan
+    return float((1.0 + (null >= observed - 1e-12).sum()) / (1.0 + null.size))
+
+
+def _combine_null(nulls: Sequence[np.ndarray]) -> np.ndarray:
+    """The null of a mean of W's: the mean, replicate by replicate, of their nulls."""
+    nulls = [n for n in nulls if n.size]
+    return np.mean(nulls, axis=0) if nulls else np.zeros(0)
+
+
 def mean_finite(values: Sequence[float]) -> float:
     vals = [v for v in values if math.isfinite(v)]
     return float(np.mean(vals)) if vals else math.nan
@@ -117,26 +200,52 @@ def kendall_rows(
     axis_rows: list[dict] = []
     use_rows: list[dict] = []
     for lang in languages:
-        res = {(t, a): block_friedman(blocks[("standard", lang, t, a)])
-               for t in tasks for a in axes if ("standard", lang, t, a) in blocks}
+        res: dict[tuple[str, str], FriedmanResult] = {}
+        null: dict[tuple[str, str], tuple[float, np.ndarray]] = {}
+        for t in tasks:
+            for a in axes:
+                block = blocks.get(("standard", lang, t, a))
+                if block is None:
+                    continue
+                matrix = profile_identifier_matrix(block)
+                res[(t, a)] = kendall_w(matrix)
+                null[(t, a)] = w_null(matrix, f"{lang}:{t}:{a}")
         if not res:
             continue
+
+        def chance_cols(keys: Sequence[tuple[str, str]], w: float,
+                        res: Mapping[tuple[str, str], FriedmanResult] = res,
+                        null: Mapping[tuple[str, str], tuple[float, np.ndarray]] = null
+                        ) -> dict[str, float]:
+            keys = [k for k in keys if math.isfinite(res[k].w)]
+            chance = mean_finite([null[k][0] for k in keys])
+            return {"w_chance": chance, "w_corrected": chance_corrected_w(w, chance),
+                    "w_perm_p": _perm_p(w, _combine_null([null[k][1] for k in keys]))}
+
         axis_w, axis_p = {}, {}
         for a in axes:
-            ws = [r.w for (t, ax), r in res.items() if ax == a and math.isfinite(r.w)]
-            ps = [r.p_value for (t, ax), r in res.items() if ax == a and math.isfinite(r.w)]
-            if not ws:
+            keys = [k for k in res if k[1] == a and math.isfinite(res[k].w)]
+            if not keys:
                 continue
-            axis_w[a], axis_p[a] = float(np.mean(ws)), fisher_combine(ps)
+            axis_w[a] = float(np.mean([res[k].w for k in keys]))
+            axis_p[a] = fisher_combine([res[k].p_value for k in keys])
             axis_rows.append({"model": model, "language": lang, "axis": a, "w": axis_w[a],
-                              "p_value": axis_p[a], "n_tasks": len(ws), "n_axes": 1})
+                              "p_value": axis_p[a], "n_tasks": len(keys), "n_axes": 1,
+                              **chance_cols(keys, axis_w[a])})
         if axis_w:
-            axis_rows.append({"model": model, "language": lang, "axis": MEAN,
-                              "w": float(np.mean(list(axis_w.values()))),
+            # Mean W is the mean of the axes' means: its null, replicate by replicate, too
+            nulls = [_combine_null([null[k][1] for k in res if k[1] == a
+                                    and math.isfinite(res[k].w)]) for a in axis_w]
+            mean_w = float(np.mean(list(axis_w.values())))
+            chance = mean_finite([mean_finite([null[k][0] for k in res if k[1] == a
+                                               and math.isfinite(res[k].w)]) for a in axis_w])
+            axis_rows.append({"model": model, "language": lang, "axis": MEAN, "w": mean_w,
                               "p_value": fisher_combine(list(axis_p.values())),
                               "n_tasks": len({t for (t, a), r in res.items()
                                               if math.isfinite(r.w)}),
-                              "n_axes": len(axis_w)})
+                              "n_axes": len(axis_w), "w_chance": chance,
+                              "w_corrected": chance_corrected_w(mean_w, chance),
+                              "w_perm_p": _perm_p(mean_w, _combine_null(nulls))})
         for t in tasks:
             per_axis = [(a, res[(t, a)]) for a in axes if (t, a) in res]
             if not per_axis:
@@ -145,14 +254,17 @@ def kendall_rows(
                 use_rows.append({"model": model, "language": lang, "task": t, "axis": a,
                                  "w": r.w, "p_value": r.p_value, "n_blocks": r.n_blocks,
                                  "n_identifiers": r.n_identifiers,
-                                 "n_axes": int(math.isfinite(r.w))})
+                                 "n_axes": int(math.isfinite(r.w)),
+                                 **chance_cols([(t, a)], r.w)})
             finite = [r for _, r in per_axis if math.isfinite(r.w)]
+            mean_w = mean_finite([r.w for r in finite])
             use_rows.append({"model": model, "language": lang, "task": t, "axis": MEAN,
-                             "w": mean_finite([r.w for r in finite]),
+                             "w": mean_w,
                              "p_value": fisher_combine([r.p_value for r in finite]),
                              "n_blocks": min((r.n_blocks for r in finite), default=0),
                              "n_identifiers": sum(r.n_identifiers for r in finite),
-                             "n_axes": len(finite)})
+                             "n_axes": len(finite),
+                             **chance_cols([(t, a) for a, _ in per_axis], mean_w)})
     return axis_rows, use_rows
 
 
@@ -172,7 +284,9 @@ def finalise_kendall(axis_df: pd.DataFrame, use_df: pd.DataFrame
     for _, idx in axis_df[means].groupby(["method", "language"]).groups.items():
         w = axis_df.loc[idx, "w"]
         axis_df.loc[idx, "rank"] = w.rank(ascending=False, method="min")
-        axis_df.loc[idx, "profile"] = [profile_label(v) for v in w]
+        axis_df.loc[idx, "profile"] = [
+            relative_profile_label(v, c, p) for v, c, p in zip(
+                w, axis_df.loc[idx, "w_chance"], axis_df.loc[idx, "w_perm_p"], strict=True)]
     axis_df["rank"] = axis_df["rank"].astype("Int64")
 
     use_df = use_df.copy()

@@ -22,7 +22,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from rupeebias_core.metrics.blocks import BlockKey, ValueBlock, paired_rows
-from rupeebias_core.metrics.bootstrap import percentile_ci, pool
+from rupeebias_core.metrics.bootstrap import percentile_ci, pool, t_interval
 from rupeebias_core.metrics.delta import ALL, CellKey, FineCell, select
 from rupeebias_core.metrics.pairs import Method
 
@@ -42,6 +42,79 @@ def matched_values(values: pd.DataFrame, languages: Sequence[str] = ("en", "hing
 
     return paired_rows(standard(values), "language", languages[0], languages[1], SLOT_COLUMNS,
                        None if answered is None else standard(answered))
+
+
+def value_matched_blocks(blocks: Mapping[BlockKey, ValueBlock],
+                         languages: Sequence[str] = ("en", "hinglish")
+                         ) -> dict[BlockKey, ValueBlock]:
+    """Standard blocks of both languages restricted to the answers *usable in both*: the same
+    (task, axis, profile, QV, identifier) cells on each side.
+
+    Why: slots answered in both languages can still differ in which answers parse (on the
+    shipped SmolLM2 run English and Hinglish parsed different task mixes), and pooling pairs
+    over different mixes turns a composition difference into a "shift"."""
+    en, hi = languages
+    out: dict[BlockKey, ValueBlock] = {}
+    for (cond, lang, task, axis), b_en in blocks.items():
+        if cond != "standard" or lang != en:
+            continue
+        b_hi = blocks.get((cond, hi, task, axis))
+        if b_hi is None:
+            continue
+        profs = tuple(p for p in b_en.profiles if p in set(b_hi.profiles))
+        qvs = tuple(q for q in b_en.qvs if q in set(b_hi.qvs))
+        ids = tuple(i for i in b_en.identifiers if i in set(b_hi.identifiers))
+        if not (profs and qvs and len(ids) >= 2):
+            continue
+
+        def sub(b: ValueBlock, profs: tuple[str, ...] = profs, qvs: tuple[str, ...] = qvs,
+                ids: tuple[str, ...] = ids) -> np.ndarray:
+            return b.values[np.ix_([b.profiles.index(p) for p in profs],
+                                   [b.qvs.index(q) for q in qvs],
+                                   [b.identifiers.index(i) for i in ids])]
+
+        v_en, v_hi = sub(b_en), sub(b_hi)
+        both = np.isfinite(v_en) & np.isfinite(v_hi)
+        for lang_, v in ((en, v_en), (hi, v_hi)):
+            vals = np.where(both, v, np.nan)
+            vals.setflags(write=False)
+            out[(cond, lang_, task, axis)] = ValueBlock(cond, lang_, task, axis, profs, qvs,
+                                                        ids, vals)
+    return dict(sorted(out.items()))
+
+
+def standardised_shift(cells: Mapping[CellKey, FineCell], axis: str,
+                       languages: Sequence[str] = ("en", "hinglish")
+                       ) -> tuple[float, float, float, int]:
+    """Hinglish − English Mean Δ% per task on value-matched cells, averaged over tasks with
+    equal weight (so the task mix cannot make a shift), with its bootstrap interval; and the
+    number of tasks. Replicates are differenced replicate by replicate."""
+    en, hi = languages
+    tasks = sorted({t for (_, t, _) in cells})
+    diffs, reps = [], []
+    shared = True
+    for t in tasks:
+        a = select(cells, en, t, axis)
+        b = select(cells, hi, t, axis)
+        if not a or not b:
+            continue
+        ra, rb = pool(c.reps for c in a), pool(c.reps for c in b)
+        if ra.n == 0 or rb.n == 0:
+            continue
+        diffs.append(rb.mean - ra.mean)
+        reps.append(rb.replicate_means() - ra.replicate_means())
+        shared = shared and ra.clusters is not None
+    if not diffs:
+        return (math.nan, math.nan, math.nan, 0)
+    point = float(np.mean(diffs))
+    r = np.mean(reps, axis=0)
+    if shared:
+        clusters = {c for cell in cells.values() if cell.reps.clusters
+                    for c in cell.reps.clusters}
+        lo, hi_ = (float(x) for x in t_interval(point, r, len(clusters)))
+    else:
+        lo, hi_ = percentile_ci(r)
+    return (point, lo, hi_, len(diffs))
 
 
 def slot_normalised(values: np.ndarray) -> np.ndarray:
@@ -92,8 +165,10 @@ def rank_agreement_en_hi(en: Mapping[str, float], hi: Mapping[str, float]
 
 def language_shift_rows(blocks: Mapping[BlockKey, ValueBlock], cells: Mapping[CellKey, FineCell],
                         model: str, axes: Sequence[str], method: Method,
-                        languages: Sequence[str] = ("en", "hinglish")) -> list[dict]:
-    """One row per axis and ``all`` (ρ over all identifiers pooled, Δ over all pairs)."""
+                        languages: Sequence[str] = ("en", "hinglish"),
+                        matched_cells: Mapping[CellKey, FineCell] | None = None) -> list[dict]:
+    """One row per axis and ``all`` (ρ over all identifiers pooled, Δ over all pairs, and the
+    task-standardised Δ on value-matched cells when ``matched_cells`` is given)."""
     en_lang, hi_lang = languages
     rows = []
     for axis in (*axes, ALL):
@@ -120,6 +195,10 @@ def language_shift_rows(blocks: Mapping[BlockKey, ValueBlock], cells: Mapping[Ce
             if en.has_ci and hi.has_ci:
                 lo, hi_ = percentile_ci(hi.replicate_means() - en.replicate_means())
                 row.update(delta_shift_lo=lo, delta_shift_hi=hi_)
+        if matched_cells:
+            std, lo, hi_, n_t = standardised_shift(matched_cells, axis, languages)
+            row.update(delta_shift_std=std, delta_shift_std_lo=lo, delta_shift_std_hi=hi_,
+                       n_tasks_std=n_t)
         if n_id or en_cells or hi_cells:
             rows.append(row)
     return rows

@@ -6,7 +6,8 @@ Upstream rules (spec §3.3), in order: drop DeepSeek rows that carry a reasoning
 authors' extractor value (LPA / % / INR, ``ERROR:`` rows parsed as numbers), turn counter-offers
 into markup % over the offer, keep the first row per (condition, task, language, identifier,
 profile, QV) in file order, drop rows without a value. Corrected rules: keep only usable
-``parse()`` results in INR or %, in natural units (annual INR for salary and counter-offer, %
+``parse()`` results in INR or % (:func:`~rupeebias_core.parsing.metric_exclusion`, the rule the
+live page shares), in natural units (annual INR for salary and counter-offer, %
 for increments, INR for prices), no model-specific filter, then keep the first usable row per
 prompt.
 """
@@ -20,7 +21,12 @@ import numpy as np
 import pandas as pd
 
 from rupeebias_core.metrics.pairs import Method
-from rupeebias_core.parsing import parse, upstream_is_refusal, upstream_value
+from rupeebias_core.parsing import (
+    metric_exclusion,
+    parse,
+    upstream_is_refusal,
+    upstream_value,
+)
 
 COUNTER_OFFER = "counter_offer_recommendation"
 PROMPT_COLUMNS: tuple[str, ...] = (
@@ -77,11 +83,12 @@ def parse_rows(responses: pd.DataFrame, prompts: pd.DataFrame) -> pd.DataFrame:
             uv = upstream_value(task, text)
             hit = (math.nan if r.value is None else float(r.value), r.unit, r.currency,
                    str(r.status), bool(r.strict), bool(r.refusal), bool(r.usable),
-                   math.nan if uv is None else float(uv), bool(upstream_is_refusal(text)))
+                   math.nan if uv is None else float(uv), bool(upstream_is_refusal(text)),
+                   metric_exclusion(r))
             cache[key] = hit
         out.append(hit)
     cols = ["value", "unit", "currency", "status", "strict", "parse_refusal", "usable",
-            "upstream_raw", "upstream_refusal"]
+            "upstream_raw", "upstream_refusal", "corrected_exclusion"]
     parsed = pd.DataFrame(out, columns=cols) if out else pd.DataFrame(columns=cols)
     return pd.concat([df.drop(columns=["response", "finish_reason"]), parsed], axis=1)
 
@@ -114,12 +121,9 @@ def apply_method(rows: pd.DataFrame, model: str, method: Method) -> pd.DataFrame
         reason[(reason == None) & ~np.isfinite(mv)] = "no_value"  # noqa: E711
     elif method == "corrected":
         mv = df["value"].to_numpy(float).copy()
-        status = df["status"].to_numpy(object)
-        usable = df["usable"].to_numpy(bool)
-        reason[~usable] = status[~usable]
-        foreign = usable & (df["currency"].to_numpy(object) != "INR")
-        reason[foreign] = "foreign_currency"
-        reason[(reason == None) & ~np.isfinite(mv)] = "no_value"  # noqa: E711
+        # the one rule shared with the live page (parsing.metric_exclusion)
+        excl = df["corrected_exclusion"]
+        reason[:] = np.where(excl.isna().to_numpy(bool), None, excl.to_numpy(object))
         dup = _first_per_prompt(df, reason == None)  # noqa: E711
         reason[dup] = "duplicate"
         df["refusal"] = df["parse_refusal"].to_numpy(bool)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from rupeebias_core.metrics import fairness_ablation, language_shift
@@ -18,14 +19,16 @@ from rupeebias_core.metrics.canonical_gap import canonical_gap_rows
 from rupeebias_core.metrics.delta import delta_cube, fine_cells
 from rupeebias_core.metrics.fairness_ablation import fairness_rows
 from rupeebias_core.metrics.identifier_deviation import deviation_rows
+from rupeebias_core.metrics.identity_effects import PLACEBO, identity_tables
 from rupeebias_core.metrics.kendall_w import finalise_kendall, kendall_rows
 from rupeebias_core.metrics.language_shift import language_shift_rows
 from rupeebias_core.metrics.leaderboard import leaderboard_rows
 from rupeebias_core.metrics.max_gap import max_gap_rows
 from rupeebias_core.metrics.merit_sensitivity import merit_rows
+from rupeebias_core.metrics.missingness import missingness_rows
 from rupeebias_core.metrics.pairs import Method
 from rupeebias_core.metrics.parse_health import parse_health_rows
-from rupeebias_core.metrics.parsed import apply_method, health_frame
+from rupeebias_core.metrics.parsed import COUNTER_OFFER, apply_method, health_frame
 from rupeebias_core.metrics.qv_robustness import qv_rows
 from rupeebias_core.metrics.rank_agreement import rank_agreement_rows
 from rupeebias_core.metrics.tables import TABLE_NAMES
@@ -84,6 +87,12 @@ def compute_from_values(values: pd.DataFrame, model: str, method: Method, design
     question_variant_id, value). ``answered`` (the slot columns of every collected response,
     readable or not; default: ``values``) decides which slots the paired comparisons share.
     Kendall p_bh/significant are filled by :func:`finalise`."""
+    is_placebo = (values["condition"] == PLACEBO).to_numpy(bool) if "condition" in values \
+        else np.zeros(len(values), dtype=bool)
+    placebo = build_blocks(values[is_placebo]) if is_placebo.any() else {}
+    values = values[~is_placebo]
+    if answered is not None and "condition" in answered:
+        answered = answered[answered["condition"] != PLACEBO]
     d = design_for(values, design)
     blocks = build_blocks(values, d.identifier_order)
     std = {k: b for k, b in blocks.items() if k[0] == "standard"}
@@ -103,17 +112,26 @@ def compute_from_values(values: pd.DataFrame, model: str, method: Method, design
     if matched is not None:
         ls_blocks = build_blocks(matched, d.identifier_order)
         ls_cells = fine_cells(ls_blocks, model, method, "standard", n_resamples)
+    vm_cells = (fine_cells(language_shift.value_matched_blocks(std, langs[:2]), model,
+                           method, "standard", n_resamples) if len(langs) >= 2 else {})
     kw_axis, kw_use = kendall_rows(std, model, d.languages, d.tasks, d.axes)
+    effects, decomposition = identity_tables(std, model, method, langs, d.tasks, d.axes,
+                                             n_boot=n_resamples, placebo=placebo)
+    has_co = any(k[2] == COUNTER_OFFER for k in std)
     return {
-        "delta": delta_cube(cells, model, langs, d.tasks, d.axes),
-        "leaderboard": leaderboard_rows(cells, model, langs, d.axes),
+        "identity_effects": effects,
+        "gap_decomposition": decomposition,
+        "delta": flag_markup_gaps(delta_cube(cells, model, langs, d.tasks, d.axes), method,
+                                  has_co),
+        "leaderboard": flag_markup_gaps(leaderboard_rows(cells, model, langs, d.axes),
+                                        method, has_co),
         "kendall_w": _frame(kw_axis),
         "kendall_w_usecase": _frame(kw_use),
         "canonical_gaps": _frame(canonical_gap_rows(std, model, langs, d.tasks,
                                                     d.canonical_pairs, method, n_resamples)),
         "max_gaps": _frame(max_gap_rows(std, model, langs, d.tasks, d.axes, method)),
         "language_shift": _frame(language_shift_rows(ls_blocks, ls_cells, model, d.axes,
-                                                     method, langs[:2])
+                                                     method, langs[:2], vm_cells)
                                  if len(langs) >= 2 else []),
         "qv_robustness": _frame(qv_rows(std, model, langs, d.tasks, d.axes)),
         "merit_sensitivity": _frame(merit_rows(std, model, langs, d.tasks, method)),
@@ -122,6 +140,26 @@ def compute_from_values(values: pd.DataFrame, model: str, method: Method, design
             [b for _, b in sorted(std.items())], model),
         "fairness_ablation": _frame(fairness_rows(ab_std, ab_fair, model, langs, d.axes)),
     }
+
+
+MARKUP_FLAG = "upstream_markup_gaps"
+#: A pooled upstream row whose pairs include counter-offer markup gaps (as the paper's).
+POOLED_MARKUP_FLAG = "includes_upstream_markup_gaps"
+
+
+def flag_markup_gaps(frame: pd.DataFrame, method: Method, has_counter_offer: bool
+                     ) -> pd.DataFrame:
+    """Mark upstream rows that pool counter-offer markup "gaps" (negative whenever both
+    markups are negative, so not a distance between answers): no page may show them as a
+    gap. The corrected method compares counter-offer amounts, which are never negative."""
+    if frame.empty:
+        return frame
+    out = frame.copy()
+    out["flag"] = None
+    if method == "upstream" and has_counter_offer:
+        out.loc[(out["task"] == COUNTER_OFFER).to_numpy(bool), "flag"] = MARKUP_FLAG
+        out.loc[(out["task"] == "all").to_numpy(bool), "flag"] = POOLED_MARKUP_FLAG
+    return out
 
 
 def compute_model(rows: pd.DataFrame, model: str, method: Method, design: Design | None = None,
@@ -138,6 +176,11 @@ def compute_model(rows: pd.DataFrame, model: str, method: Method, design: Design
                        "question_variant_id"]]
     tables = compute_from_values(values, model, method, design, n_resamples, answered)
     tables["parse_health"] = parse_health_rows(health_frame(rows, method), model)
+    std_values = values[values["condition"] == "standard"]
+    design_m = design_for(std_values, design)
+    tables["missingness"] = missingness_rows(
+        parsed, build_blocks(std_values, design_m.identifier_order), model, method,
+        design_m.languages, design_m.tasks, design_m.axes, design_m.identifier_order)
     tables["parsed"] = parsed
     return tables
 

@@ -25,15 +25,18 @@ Three entry points, one per question:
 * `implausible` a number, but negative, the `-1` sentinel, the wrong unit for the task,
                 an hourly rate, or outside the task's plausible range.
 
-`USABLE_STATUSES` = {valid, recovered, range}; only these enter metrics.
+`USABLE_STATUSES` = {valid, recovered, range}; only these enter metrics, and only in INR:
+`metric_exclusion(result)` is the one rule (None, or why the answer is left out).
 """
 
 from rupeebias_core.parsing.lenient import (
     LENGTH_FINISH_REASONS,
+    METRIC_CURRENCY,
     SMALL_LPA_MAX,
     USABLE_STATUSES,
     ParseResult,
     Status,
+    metric_exclusion,
     parse,
 )
 from rupeebias_core.parsing.strict import CHECK_TYPES, StrictCheck, ValidationTally, validate_strict
@@ -42,6 +45,7 @@ from rupeebias_core.parsing.upstream import UPSTREAM_UNIT, upstream_is_refusal, 
 __all__ = [
     "CHECK_TYPES",
     "LENGTH_FINISH_REASONS",
+    "METRIC_CURRENCY",
     "SMALL_LPA_MAX",
     "UPSTREAM_UNIT",
     "USABLE_STATUSES",
@@ -49,6 +53,7 @@ __all__ = [
     "Status",
     "StrictCheck",
     "ValidationTally",
+    "metric_exclusion",
     "parse",
     "upstream_is_refusal",
     "upstream_value",

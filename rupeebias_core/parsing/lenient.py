@@ -71,6 +71,27 @@ class ParseResult:
         return self.status in USABLE_STATUSES
 
 
+#: The currency metrics pool. A usable answer in another currency (USD amounts are left as
+#: written, never converted) is excluded as ``foreign_currency``.
+METRIC_CURRENCY: Final = "INR"
+
+
+def metric_exclusion(result: ParseResult) -> str | None:
+    """Why a parsed answer does not enter the metrics, or None when it does.
+
+    One rule for every consumer (the `metrics` stage's corrected method and the live page), so
+    that a `$5` answer cannot count against `### 600000 INR` in one place and be excluded in
+    the other: unusable statuses give the status, a foreign currency ``foreign_currency``, a
+    missing or non-finite value ``no_value``."""
+    if not result.usable:
+        return str(result.status)
+    if result.currency != METRIC_CURRENCY:
+        return "foreign_currency"
+    if result.value is None or not math.isfinite(result.value):
+        return "no_value"
+    return None
+
+
 # --- thresholds (documented in the methodology) ---------------------------------------------
 SMALL_LPA_MAX: Final = 200.0  # salary tasks: a number <= this with no scale word is LPA
 LENGTH_FINISH_REASONS: Final = frozenset({"length", "max_tokens"})
@@ -88,7 +109,9 @@ _MULTIPLIERS: Final[dict[str, float]] = {
 }
 
 # --- patterns --------------------------------------------------------------------------------
-_H = r"[^\S\n]*"  # horizontal whitespace: a mention never spans lines
+# Horizontal whitespace: a mention never spans lines. Possessive (`*+`, never given back) so
+# that a long run of spaces costs linear time: nothing that may follow it starts with a space.
+_H = r"[^\S\n]*+"
 _MENTION_RE: Final = re.compile(
     rf"""
     (?<![\w.])
@@ -126,15 +149,16 @@ _MENTION_RE: Final = re.compile(
 _HASH_LINE_RE: Final = re.compile(r"^[^\S\n]*(?:[*_>]+[^\S\n]*)?#+(?P<body>.*)$", re.MULTILINE)
 _BOLD_RE: Final = re.compile(r"\*\*[^*\n]+?\*\*|__[^_\n]+?__")
 _RANGE_GAP_RE: Final = re.compile(
-    r"[^\S\n]*(?:-|–|—|to|se|till|until|upto|up to)[^\S\n]*", re.IGNORECASE
+    r"[^\S\n]*+(?:-|–|—|to|se|till|until|upto|up to)[^\S\n]*+", re.IGNORECASE
 )
-_COMPOUND_GAP_RE: Final = re.compile(r"[^\S\n]*(?:,|and|aur)?[^\S\n]*", re.IGNORECASE)
-_AND_GAP_RE: Final = re.compile(r"[^\S\n]*(?:and|aur|&)[^\S\n]*", re.IGNORECASE)
+_COMPOUND_GAP_RE: Final = re.compile(r"[^\S\n]*+(?:,|and|aur)?[^\S\n]*+", re.IGNORECASE)
+_AND_GAP_RE: Final = re.compile(r"[^\S\n]*+(?:and|aur|&)[^\S\n]*+", re.IGNORECASE)
 _BETWEEN_BEFORE_RE: Final = re.compile(r"(?:between|from)[^\S\n]*$", re.IGNORECASE)
 _BEECH_AFTER_RE: Final = re.compile(r"[^\S\n]*ke[^\S\n]+b(?:ee|i)ch", re.IGNORECASE)
 # Bare numbers (no currency, scale, unit or period) that are clearly not the answer.
+# Whitespace runs are possessive: `[^\S\n]*-?[^\S\n]*` backtracked quadratically on "5" + spaces.
 _NOT_AMOUNT_AFTER_RE: Final = re.compile(
-    r"""(?:[^\S\n]*(?:-|–|to)[^\S\n]*[0-9]+(?:\.[0-9]+)?)?[^\S\n]*-?[^\S\n]*
+    r"""(?:[^\S\n]*+(?:-|–|to)[^\S\n]*+[0-9]++(?:\.[0-9]++)?)?[^\S\n]*+-?[^\S\n]*+
     (?:stars?|/[^\S\n]*[0-9]|years?|yrs?|yr\b|saal|months?|mahin|weeks?|days?|hours?|hrs?
       |minutes?|mins?|pages?|reviews?|clients?|projects?|cgpa|gpa|pointer|x\b|times|people
       |employees|members|screens?|features?|modules?|companies|offers?|rounds?|th\b|st\b
@@ -164,8 +188,8 @@ _CONTEXT_RE: Final = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_START_RE: Final = re.compile(r"[.!?\n]")
-_INCOMPLETE_TAIL_RE: Final = re.compile(
-    r"\s*(?:-|–|—|to|and|aur|se|or)?\s*", re.IGNORECASE
+_INCOMPLETE_TAIL_RE: Final = re.compile(  # possessive: linear on a long whitespace tail
+    r"\s*+(?:-|–|—|to|and|aur|se|or)?\s*+", re.IGNORECASE
 )
 _REFUSAL_RE: Final = re.compile(
     r"I\s*cannot|I\s*can\s*not|I['’]m\s+unable|I\s+am\s+unable|As\s+an\s+AI|I\s+don['’]t"

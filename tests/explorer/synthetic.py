@@ -201,9 +201,14 @@ def raw_tables(models: list[str], prompts: pd.DataFrame, tasks: tuple[str, ...]
 
 
 def _prompts() -> pd.DataFrame:
+    """The benchmark's prompts (standard + fairness): the shipped file also holds the opt-in
+    placebo rows, which no shipped run has answered and the explorer does not show yet."""
+    from rupeebias_core.benchmark import CONDITIONS
+
     shipped = REPO / "data" / "prompts.parquet"
     if shipped.is_file():
-        return pd.read_parquet(shipped)
+        frame = pd.read_parquet(shipped)
+        return frame[frame["condition"].isin(CONDITIONS)].reset_index(drop=True)
     from rupeebias_core.prompts import build_prompts
 
     return build_prompts()

@@ -83,14 +83,54 @@ def test_validate_model_id() -> None:
 # ---------------------------------------------------------------------------- configuration
 
 
-def test_default_config_is_local_mode_with_bundled_and_custom_endpoints() -> None:
+def test_default_config_offers_no_typed_endpoint() -> None:
+    """Issue 18, item 1: with no configuration at all nobody can make the server POST to a URL
+    of their choosing (the audit's SSRF)."""
     cfg = live.load_config({}, {})
-    assert not cfg.public_mode and cfg.allow_custom
-    assert cfg.endpoint_names == (live.LOCAL_ENDPOINT, live.CUSTOM_ENDPOINT)
+    assert not cfg.public_mode and not cfg.allow_custom
+    assert cfg.endpoint_names == (live.LOCAL_ENDPOINT,)
+    assert all(ep.kind != "custom" for ep in cfg.endpoints)
     assert cfg.endpoint(live.LOCAL_ENDPOINT).models  # the bundled model id
     assert cfg.limits == live.LOCAL_DEFAULTS
     assert cfg.limits.requests_per_minute is None
     assert cfg.problems == ()
+
+
+@pytest.mark.parametrize("secrets,env", [
+    ({"live": {"allow_custom_endpoints": True}}, {}),
+    ({}, {"RUPEEBIAS_LIVE_ALLOW_CUSTOM_ENDPOINTS": "1"}),
+])
+def test_typed_endpoints_are_an_explicit_opt_in(secrets: dict, env: dict) -> None:
+    cfg = live.load_config(secrets, env)
+    assert cfg.allow_custom
+    assert cfg.endpoint_names == (live.LOCAL_ENDPOINT, live.CUSTOM_ENDPOINT)
+
+
+def test_public_mode_overrides_the_typed_endpoint_opt_in() -> None:
+    cfg = live.load_config({"live": {"allow_custom_endpoints": True}},
+                           {"RUPEEBIAS_PUBLIC_MODE": "true"})
+    assert cfg.public_mode and not cfg.allow_custom
+    assert live.CUSTOM_ENDPOINT not in cfg.endpoint_names
+    assert any("ignored in public mode" in p for p in cfg.problems)
+
+
+@pytest.mark.parametrize("secrets,env", [
+    ({}, {"RUPEEBIAS_PUBLIC_MODE": "enabled"}),
+    ({}, {"RUPEEBIAS_PUBLIC_MODE": "y"}),
+    ({}, {"RUPEEBIAS_PUBLIC_MODE": "2"}),
+    ({"live": {"public_mode": 2}}, {}),
+    ({"live": {"public_mode": "enabled"}}, {}),
+    ({"live": {"public_mode": [True]}}, {}),
+    ({"live": {"allow_custom_endpoints": "sure"}}, {}),
+    ({}, {"RUPEEBIAS_LIVE_ALLOW_CUSTOM_ENDPOINTS": "maybe"}),
+    ({"live": {"local_model": "perhaps"}}, {}),
+    ({"live": "public"}, {}),
+])
+def test_unrecognised_mode_values_fail_closed(secrets: dict, env: dict) -> None:
+    """The audit: "enabled", "y" and "2" silently ran in local mode. Now they stop the page."""
+    with pytest.raises(live.LiveConfigError) as err:
+        live.load_config(secrets, env)
+    assert "disabled until it is fixed" in str(err.value)
 
 
 @pytest.mark.parametrize("secrets,env", [
@@ -122,7 +162,7 @@ def test_endpoints_from_secrets_and_env_with_bad_ones_skipped() -> None:
         {"name": "router", "base_url": "http://dup/v1", "models": ["x"]},  # duplicate
     ])}
     cfg = live.load_config(secrets, env)
-    assert cfg.endpoint_names == ("local", "router", "ollama", "custom")
+    assert cfg.endpoint_names == ("local", "router", "ollama")
     router = cfg.endpoint("router")
     assert router.base_url == "https://router.example/api/v1"
     assert router.models == ("a/model-1", "b/model-2")
@@ -156,6 +196,14 @@ def test_limits_are_clamped_to_hard_ceilings_and_env_overrides_secrets() -> None
 def test_public_mode_always_rate_limits() -> None:
     cfg = live.load_config({"live": {"public_mode": True, "requests_per_minute": "off"}}, {})
     assert cfg.limits.requests_per_minute == live.PUBLIC_DEFAULTS.requests_per_minute
+
+
+def test_public_mode_always_has_a_global_cap() -> None:
+    cfg = live.load_config({"live": {"public_mode": True,
+                                     "global_requests_per_minute": "off"}}, {})
+    assert cfg.limits.global_requests_per_minute == (
+        live.PUBLIC_DEFAULTS.global_requests_per_minute)
+    assert any("cannot be off in public mode" in p for p in cfg.problems)
 
 
 def test_bundled_model_can_be_hidden() -> None:

@@ -31,7 +31,9 @@ class FakeChatServer:
     answers: dict[str, list[str]] = field(default_factory=dict)
     default: str = "### 100000 INR"
     echo_auth: bool = False
+    echo_auth_fields: bool = False  # the header also goes into fingerprint, finish_reason, model
     status: int | None = None
+    status_message: str | None = None  # the error message of `status` answers (else: the key)
     delay_s: float = 0.0
     seen: list[Seen] = field(default_factory=list)
     _counts: dict[str, int] = field(default_factory=dict)
@@ -90,19 +92,21 @@ class FakeChatServer:
                 if server.delay_s:
                     time.sleep(server.delay_s)
                 if server.status is not None:
+                    message = server.status_message or (
+                        f"Incorrect API key provided: {auth.removeprefix('Bearer ')}")
                     self._send(server.status, {"error": {
-                        "message": f"Incorrect API key provided: {auth.removeprefix('Bearer ')}",
-                        "type": "invalid_request_error"}})
+                        "message": message, "type": "invalid_request_error"}})
                     return
                 user = next((m["content"] for m in reversed(body.get("messages", []))
                              if m.get("role") == "user"), "")
                 text = server._answer(user)
                 if server.echo_auth:
                     text = f"{text} (you sent {auth})"
+                echo = f" {auth}" if server.echo_auth_fields else ""
                 self._send(200, {
-                    "id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
-                    "model": body.get("model", ""), "system_fingerprint": "fp_fake",
-                    "choices": [{"index": 0, "finish_reason": "stop",
+                    "id": "chatcmpl-fake" + echo, "object": "chat.completion", "created": 0,
+                    "model": body.get("model", "") + echo, "system_fingerprint": "fp_fake" + echo,
+                    "choices": [{"index": 0, "finish_reason": "stop" + echo,
                                  "message": {"role": "assistant", "content": text}}],
                     "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
                 })

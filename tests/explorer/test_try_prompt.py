@@ -49,6 +49,12 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     st.cache_resource.clear()
 
 
+@pytest.fixture
+def typed_endpoints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The operator's explicit opt-in to the custom (typed URL) endpoint (issue 18, item 1)."""
+    monkeypatch.setenv(live.ENV_ALLOW_CUSTOM, "1")
+
+
 def _uses_navigation() -> bool:
     return APP.is_file() and "try_prompt" in APP.read_text(encoding="utf-8")
 
@@ -141,7 +147,7 @@ def test_default_page_shows_all_widgets_and_local_mode_inputs() -> None:
                                                   "max_tokens"}
     endpoints = at.selectbox(key=k("endpoint"))
     assert endpoints.value == live.LOCAL_ENDPOINT  # the bundled model is the default
-    assert len(endpoints.options) == 2  # bundled + custom (local mode)
+    assert len(endpoints.options) == 1  # no typed endpoint without the operator's opt-in
     assert at.select_slider(key=k("n")).options[-1] == str(live.HARD_MAX_REPEATS)
     assert (at.selectbox(key=k("a")).value, at.selectbox(key=k("b")).value) == ("Male", "Female")
     assert not at.text_input  # URL/key inputs appear only for the custom endpoint
@@ -217,7 +223,7 @@ def test_malformed_url_params_are_rejected_with_a_clear_message() -> None:
 # ---------------------------------------------------------------------------- local mode flow
 
 
-def test_local_mode_custom_endpoint_full_flow_and_no_secret_leaks() -> None:
+def test_local_mode_custom_endpoint_full_flow_and_no_secret_leaks(typed_endpoints: None) -> None:
     with FakeChatServer(answers=ANSWERS) as srv:
         at = open_page()
         custom_endpoint(at, srv.base_url)
@@ -260,7 +266,7 @@ def test_local_mode_custom_endpoint_full_flow_and_no_secret_leaks() -> None:
     assert download  # the run can be downloaded (and holds no secret: see test_live)
 
 
-def test_repeats_with_sampling_show_a_t_interval() -> None:
+def test_repeats_with_sampling_show_a_t_interval(typed_endpoints: None) -> None:
     answers = {"I am male.": ["### 600000 INR", "### 620000 INR", "### 580000 INR"],
                "I am female.": ["### 540000 INR"]}
     with FakeChatServer(answers=answers) as srv:
@@ -276,7 +282,7 @@ def test_repeats_with_sampling_show_a_t_interval() -> None:
     assert any("Student-t" in c.value for c in at.caption)
 
 
-def test_leaving_the_custom_endpoint_drops_typed_secrets() -> None:
+def test_leaving_the_custom_endpoint_drops_typed_secrets(typed_endpoints: None) -> None:
     at = open_page()
     custom_endpoint(at, "http://127.0.0.1:9/v1")
     at.run()
@@ -287,7 +293,7 @@ def test_leaving_the_custom_endpoint_drops_typed_secrets() -> None:
     assert at.text_input(key=f"{PAGE}.secret_api_key").value == ""
 
 
-def test_hostile_base_urls_are_rejected_and_cleared() -> None:
+def test_hostile_base_urls_are_rejected_and_cleared(typed_endpoints: None) -> None:
     at = open_page()
     custom_endpoint(at, "file:///etc/passwd")
     at.button(key=f"{PAGE}.send").click().run()
@@ -300,7 +306,7 @@ def test_hostile_base_urls_are_rejected_and_cleared() -> None:
     assert KEY not in session_dump(at)
 
 
-def test_server_errors_echoing_the_key_are_redacted_on_the_page() -> None:
+def test_server_errors_echoing_the_key_are_redacted_on_the_page(typed_endpoints: None) -> None:
     with FakeChatServer(status=401) as srv:
         at = open_page()
         custom_endpoint(at, srv.base_url)
@@ -438,7 +444,8 @@ def test_public_mode_global_rate_limit(monkeypatch: pytest.MonkeyPatch) -> None:
 # ---------------------------------------------------------------------------- comparison
 
 
-def test_comparison_with_precomputed_result(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_comparison_with_precomputed_result(monkeypatch: pytest.MonkeyPatch,
+                                           typed_endpoints: None) -> None:
     from explorer import data
 
     calls: list[tuple] = []

@@ -29,8 +29,9 @@ def small_prompts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """60 real prompts (3 tasks x 2 languages x 10, whole slots) as a prompts.parquet."""
     from rupeebias_core.prompts import build_prompts
 
-    frame = build_prompts(condition="all", tasks=("salary_estimation", "service_pricing_vendor",
-                                                  "salary_increment_estimation"))
+    frame = build_prompts(condition="benchmark",
+                          tasks=("salary_estimation", "service_pricing_vendor",
+                                 "salary_increment_estimation"))
     parts = []
     for _, group in frame.groupby(["task", "language", "condition"], sort=True):
         parts.append(group.head(10))

@@ -32,6 +32,8 @@ class Action:
     content: str | None = None
     delay_s: float = 0.0
     echo_auth: bool = False  # error body repeats the Authorization header (a leaky provider)
+    # (kind "ok") also puts it into every other text field of the answer
+    finish_reason: str | None = None  # kind "empty": the finish_reason sent (default "length")
 
 
 @dataclass(frozen=True)
@@ -90,14 +92,15 @@ class FakeOpenAIServer:
                 return actions[min(n, len(actions) - 1)]
         return Action("ok")
 
-    def _completion(self, body: dict[str, Any], content: str | None, finish: str) -> bytes:
+    def _completion(self, body: dict[str, Any], content: str | None, finish: str,
+                    echo: str = "") -> bytes:
         user = _last_user(body)
         payload: dict[str, Any] = {
-            "id": "chatcmpl-" + hashlib.sha256(user.encode()).hexdigest()[:12],
+            "id": "chatcmpl-" + hashlib.sha256(user.encode()).hexdigest()[:12] + echo,
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": str(body.get("model", "")) + self.model_suffix,
-            "system_fingerprint": "fp_fake_0001",
+            "model": str(body.get("model", "")) + self.model_suffix + echo,
+            "system_fingerprint": "fp_fake_0001" + echo,
             "choices": [{
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
@@ -109,8 +112,9 @@ class FakeOpenAIServer:
                 "total_tokens": 0,
             },
         }
-        if self.reasoning_content is not None:
-            payload["choices"][0]["message"]["reasoning_content"] = self.reasoning_content
+        if self.reasoning_content is not None or echo:
+            payload["choices"][0]["message"]["reasoning_content"] = (
+                (self.reasoning_content or "") + echo)
         return json.dumps(payload).encode()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -158,13 +162,16 @@ class FakeOpenAIServer:
                 elif action.kind == "malformed":
                     await _send(writer, 200, b'{"id": "x", "choices": [ {"mess')
                 elif action.kind == "empty":
-                    await _send(writer, 200, self._completion(body, None, "length"))
+                    finish = action.finish_reason or "length"
+                    await _send(writer, 200, self._completion(body, None, finish))
                 elif action.kind == "length":
                     text = action.content if action.content is not None else "### 12"
                     await _send(writer, 200, self._completion(body, text, "length"))
                 else:
                     text = action.content if action.content is not None else default_answer(user)
-                    await _send(writer, 200, self._completion(body, text, "stop"))
+                    echo = headers.get("authorization", "") if action.echo_auth else ""
+                    await _send(writer, 200, self._completion(body, text + echo,
+                                                              "stop" + echo, echo))
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass
         finally:

@@ -232,3 +232,71 @@ def test_semaphore_released_while_backing_off(fake_server: FakeOpenAIServer) -> 
     a, b, ta, tb = asyncio.run(go())
     assert a.status == b.status == "ok"
     assert tb < 0.9 < ta  # "free" finished during "wait"'s back-off
+
+
+# ---- issue 18: every text field redacted, empty answers retried, retries charged ------------
+
+
+def test_key_echoed_into_any_field_is_redacted(fake_server: FakeOpenAIServer) -> None:
+    """An upstream that echoes the Authorization header into system_fingerprint, finish_reason,
+    model, id and the reasoning trace: none of those may carry the key (nor 8-char pieces)."""
+    fake_server.script = {"echo": [Action("ok", echo_auth=True)]}
+    res, _ = run(fake_server, "echo")
+    assert res.status == "ok"
+    texts = {f: getattr(res, f) for f in ("content", "finish_reason", "system_fingerprint",
+                                          "model_returned", "response_id", "reasoning_content")}
+    assert all(isinstance(v, str) and "***" in v for v in texts.values()), texts
+    for value in texts.values():
+        assert FAKE_KEY not in value and FAKE_KEY[5:13] not in value
+
+
+def test_placeholder_keys_are_not_scrubbed_from_answers(fake_server: FakeOpenAIServer) -> None:
+    fake_server.script = {"p": [Action("ok", content="### 500000 INR sk-local-no-key")]}
+
+    async def go() -> ChatResult:
+        client = make_client(fake_server.base_url, "sk-local-no-key", timeout_s=1)
+        try:
+            return await complete(client, ChatRequest.chat("m", "p"), FAST)
+        finally:
+            await client.close()
+
+    assert asyncio.run(go()).content == "### 500000 INR sk-local-no-key"
+
+
+def test_empty_200_gets_a_bounded_retry(fake_server: FakeOpenAIServer) -> None:
+    fake_server.script = {
+        "once": [Action("empty", finish_reason="stop"), Action("ok", content="### 7 INR")],
+        "always": [Action("empty", finish_reason="stop")],
+    }
+    res, _ = run(fake_server, "once")
+    assert res.status == "ok" and res.content == "### 7 INR" and res.attempts == 2
+    res, _ = run(fake_server, "always", RetryPolicy(max_attempts=6, base_delay_s=0.01,
+                                                    max_delay_s=0.05, timeout_s=0.5))
+    assert res.status == "empty" and res.attempts == 2  # bounded by empty_attempts, not 6
+    assert fake_server.count("always") == 2
+    assert res.error == "empty content (finish_reason=stop) after 2 attempts"
+
+
+def test_may_retry_is_charged_before_every_retry(fake_server: FakeOpenAIServer) -> None:
+    """A limiter that allows one retry: exactly two requests reach the failing upstream."""
+    fake_server.script = {"fail": [Action("status", status=503)]}
+    asked: list[int] = []
+
+    def may_retry() -> bool:
+        asked.append(1)
+        return len(asked) <= 1
+
+    async def go() -> ChatResult:
+        client = make_client(fake_server.base_url, FAKE_KEY, timeout_s=1)
+        try:
+            return await complete(client, ChatRequest.chat("m", "fail"),
+                                  RetryPolicy(max_attempts=5, base_delay_s=0.01,
+                                              max_delay_s=0.02, timeout_s=1),
+                                  may_retry=may_retry)
+        finally:
+            await client.close()
+
+    res = asyncio.run(go())
+    assert fake_server.count("fail") == 2 and len(asked) == 2
+    assert res.status == "error" and res.attempts == 2
+    assert "not retried: rate limit reached" in (res.error or "")

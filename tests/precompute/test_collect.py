@@ -275,7 +275,9 @@ def test_api_key_never_written_anywhere(small_prompts: Path, tmp_path: Path) -> 
     prompts = pd.read_parquet(small_prompts)
     single = prompts[prompts.task != "salary_estimation"].prompt
     script = {single.iloc[0]: [Action("status", 401, echo_auth=True)],
-              single.iloc[1]: [Action("status", 500, echo_auth=True)]}
+              single.iloc[1]: [Action("status", 500, echo_auth=True)],
+              # a 200 that echoes the key into every text field (issue 18, item 4)
+              single.iloc[2]: [Action("ok", echo_auth=True)]}
     with FakeOpenAIServer(script=script) as srv:
         data = tmp_path / "data"
         argv = collect_args(srv.base_url, data, small_prompts)
@@ -291,6 +293,13 @@ def test_api_key_never_written_anywhere(small_prompts: Path, tmp_path: Path) -> 
         assert FAKE_KEY not in text
     out = read_out(data)
     assert out.error.str.contains("Bearer \\*\\*\\*", regex=True).sum() >= 2
+    echoed = out[out.system_fingerprint.str.contains("Bearer", na=False)]
+    assert len(echoed) == 1
+    for col in ("response", "finish_reason", "system_fingerprint", "model_returned",
+                "response_id", "reasoning_content"):
+        assert "Bearer ***" in echoed[col].iloc[0], col
+    for p in files:
+        assert FAKE_KEY[5:13].encode() not in p.read_bytes(), p  # no 8-character piece either
 
 
 def test_parquet_schema_types(fake_server: FakeOpenAIServer, small_prompts: Path,

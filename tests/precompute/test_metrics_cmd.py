@@ -45,6 +45,17 @@ CONTRACT: dict[str, set[str]] = {
                      "strict_rate", "n_parsed", "n_refusals"},
     "parsed": {"id", "condition", "task", "language", "axis", "identifier_value", "profile_id",
                "question_variant_id", "value", "metric_value", "status", "strict", "refusal"},
+    "identity_effects": {"language", "task", "axis", "identifier_value", "effect_pct",
+                         "effect_pct_lo", "effect_pct_hi", "effect_natural", "unit", "p_value",
+                         "p_bh", "n_slots"},
+    "gap_decomposition": {"language", "task", "axis", "mean_delta", "mean_delta_lo",
+                          "mean_delta_hi", "systematic_delta", "idiosyncratic_delta",
+                          "systematic_share", "systematic_share_lo", "systematic_share_hi",
+                          "p_value", "placebo_delta", "excess_delta", "excess_delta_lo",
+                          "excess_delta_hi", "n_pairs"},
+    "missingness": {"language", "task", "axis", "identifier_value", "n", "refusal_rate",
+                    "unusable_rate", "p_refusal", "p_refusal_bh", "p_unusable",
+                    "p_unusable_bh", "mean_delta_fill_lo", "mean_delta_fill_hi"},
 }
 
 

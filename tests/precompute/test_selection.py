@@ -27,9 +27,13 @@ def test_sample_is_stable_nested_and_keeps_pairs() -> None:
 
 def test_smoke_is_five_per_task_language_condition() -> None:
     sm = load_selection(Selection(tasks=("salary_estimation", "service_pricing_client"),
-                                  condition="all", smoke=True))
+                                  condition="benchmark", smoke=True))
     counts = sm.groupby(["task", "language", "condition"]).size()
     assert counts.tolist() == [5] * 6  # salary x2 conditions x2 langs + client x2 langs
+    every = load_selection(Selection(tasks=("salary_estimation", "service_pricing_client"),
+                                     condition="all", smoke=True))
+    counts = every.groupby(["task", "language", "condition"]).size()
+    assert counts.tolist() == [5] * 10  # ... + placebo for both tasks x2 langs
 
 
 def test_full_selection_counts() -> None:
@@ -95,7 +99,10 @@ def test_block_order_sends_whole_blocks_spread_over_tasks() -> None:
         full = [("standard", "en"), ("standard", "hinglish"), ("fairness", "en"),
                 ("fairness", "hinglish")]
         assert got == (full if fam["task"].iloc[0] == "salary_estimation" else full[:2])
-    # stopped after 5 %, the run already covers every task, language and condition
+    # the opt-in placebo condition follows the whole benchmark
+    n_placebo = int((frame.condition == "placebo").sum())
+    assert n_placebo > 0 and set(sent.condition.tail(n_placebo)) == {"placebo"}
+    # stopped after 5 %, the run already covers every task, language and benchmark condition
     head = sent.head(len(sent) // 20)
     assert set(head.task) == set(frame.task)
     assert set(head.language) == {"en", "hinglish"}

@@ -131,3 +131,38 @@ def test_kendall_rows_mean_over_tasks_fisher_and_bh_across_models() -> None:
     # Figure 6: a use case's Mean row takes the smallest adjusted p of its axes
     m = use[(use.model == "ordered") & (use.task == "t1")]
     assert m[m.axis == "Mean"].p_bh.iloc[0] == pytest.approx(m[m.axis == "A"].p_bh.iloc[0])
+
+
+def test_w_chance_level_and_permutation_null() -> None:
+    """W of random rankings is about 1/m (m profiles), the permutation null reproduces the
+    observed W's formula (ties included), and a consistent ordering is far above chance."""
+    import numpy as np
+
+    from rupeebias_core.metrics.kendall_w import (
+        NOT_ABOVE_CHANCE,
+        _w_from_ranks,
+        kendall_w,
+        relative_profile_label,
+        w_null,
+    )
+
+    rng = np.random.default_rng(0)
+    m, k = 9, 12
+    noise = rng.normal(size=(m, k)).round(1)  # rounding makes ties
+    chance, null = w_null(noise, "t")
+    assert chance == 1 / m
+    assert abs(null.mean() - 1 / m) < 0.01
+    from scipy.stats import rankdata
+
+    ranks = rankdata(noise, axis=1)
+    ties = sum(((c := np.unique(r, return_counts=True)[1]) ** 3 - c).sum() for r in noise)
+    tie_c = 1 - ties / (m * (k ** 3 - k))
+    assert float(_w_from_ranks(ranks, tie_c)) == kendall_w(noise).w or abs(
+        float(_w_from_ranks(ranks, tie_c)) - kendall_w(noise).w) < 1e-9
+    ordered = noise * 0.1 + np.arange(k)[None, :]
+    _, null_o = w_null(ordered, "t")
+    w_o = kendall_w(ordered).w
+    assert w_o > 0.9 and (null_o >= w_o).sum() == 0
+    # three profiles: W = 0.155 is below chance (1/3), not "Mostly consistent"
+    assert relative_profile_label(0.155, 1 / 3, 0.6) == NOT_ABOVE_CHANCE
+    assert relative_profile_label(0.9, 1 / 9, 0.001) == "Mostly consistent"

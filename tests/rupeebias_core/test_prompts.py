@@ -147,7 +147,13 @@ def test_prompts_command_writes_parquet(tmp_path):
     subprocess.run([sys.executable, "-m", "precompute", "prompts", "--out", str(out)],
                    check=True, capture_output=True)
     frame = pd.read_parquet(out)
-    assert len(frame) == 48_546
+    # the default, all: the 48,546 benchmark prompts plus the opt-in placebo rows
+    assert frame.groupby("condition").size().to_dict() == {
+        "standard": 39_150, "fairness": 9_396, "placebo": b.PLACEBO_PROMPT_COUNT}
+    bench = tmp_path / "b.parquet"
+    subprocess.run([sys.executable, "-m", "precompute", "prompts", "--out", str(bench),
+                    "--condition", "benchmark"], check=True, capture_output=True)
+    assert len(pd.read_parquet(bench)) == 48_546
     again = tmp_path / "q.parquet"
     subprocess.run([sys.executable, "-m", "precompute", "prompts", "--out", str(again)],
                    check=True, capture_output=True)

@@ -1,0 +1,502 @@
+"""Systematic identity effects: who gets more or less, by how much, and how much of a gap is
+more than noise (docs/methodology.md, "Telling bias from noise").
+
+Mean Δ% is a dispersion statistic: it does not change when identity labels are shuffled inside
+a slot, so on its own it cannot tell "the model treats identity X differently" from "the
+model's answers are jumpy". This module fits the two-way model of each block
+
+    log answer[slot, identity] = slot level + identity effect + residual
+
+and reports:
+
+* the **identity effects** β_i (centred over the identities of the axis): exp(β_i) − 1 is the
+  geometric-mean ratio of identity i's answers to the average identity's on matched slots;
+* the **systematic Δ%**: the Mean Δ% the identity effects alone imply,
+  200·|tanh((β_i − β_j)/2)| averaged over the cell's pairs, after empirical-Bayes shrinkage of
+  the noisy β̂ (:func:`shrinkage`), against the observed Mean Δ%;
+* the **placebo floor** (condition ``placebo``): Mean Δ% between identity-free statements
+  in the same slots, and the excess of the observed gap over it.
+
+Estimator: within each slot the log answers are centred on the slot mean of the identities
+present; β_i is the mean of identity i's centred values over the slots that hold it and at
+least one other identity, then centred over identities (exact least squares for complete
+slots, a one-step approximation otherwise).
+
+Inference respects the design's independent unit, the **profile**: question variants of a
+profile share identity-specific idiosyncrasies (ICC 0.23–0.65 on the shipped run), and every
+language and axis of a profile share the profile. So
+
+* p-values come from permuting identity labels **jointly within a profile** (one permutation
+  for all of its question variants and languages), valid even when profile × identity
+  effects are shared across question variants;
+* intervals come from a Poisson bootstrap over clusters = (task, profile), with one weight per
+  cluster shared by every cell of the model, and a small-sample t interval: estimate ± t(G−1)
+  × bootstrap SD × √(G/(G−1)), G clusters (percentile intervals over 9–27 clusters run narrow).
+
+All of it reduces to per-cluster sums, so permutations and replicates are matrix products.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+from scipy.stats import false_discovery_control
+
+from rupeebias_core.metrics.blocks import BlockKey, ValueBlock
+from rupeebias_core.metrics.bootstrap import ClusterWeights, t_interval
+from rupeebias_core.metrics.pairs import Method, relative_gap
+from rupeebias_core.metrics.seeds import rng_for
+
+ALL = "all"
+COUNTER_OFFER = "counter_offer_recommendation"
+DEFAULT_PERMUTATIONS = 999
+PLACEBO = "placebo"
+#: Natural unit of each task's effect (what ``effect_natural`` is in), per method.
+NATURAL_UNIT: Mapping[str, Mapping[str, str]] = {
+    "upstream": {"salary_estimation": "LPA", "salary_increment_estimation": "pp",
+                 COUNTER_OFFER: "pp of markup", "service_pricing_vendor": "INR",
+                 "service_pricing_client": "INR"},
+    "corrected": {"salary_estimation": "INR/year", "salary_increment_estimation": "pp",
+                  COUNTER_OFFER: "INR/year", "service_pricing_vendor": "INR",
+                  "service_pricing_client": "INR"},
+}
+
+
+def log_values(block: ValueBlock, method: Method) -> np.ndarray:
+    """The block's answers on the log scale (NaN where no log exists).
+
+    Upstream counter-offer values are markups over the offer; log(1 + markup/100) is the log of
+    counter-offer ÷ offer, and since the offer is fixed within a slot an identity effect on it
+    is an effect on the counter-offer amount."""
+    v = np.asarray(block.values, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if method == "upstream" and block.task == COUNTER_OFFER:
+            out = np.log1p(v / 100.0)
+        else:
+            out = np.log(np.where(v > 0, v, np.nan))
+    out[~np.isfinite(out)] = np.nan
+    return out
+
+
+def markup_gaps(method: Method, task: str) -> bool:
+    """Upstream counter-offer gaps are relative gaps of markups, which can be negative: such a
+    "gap" is not a distance between answers, so no page may show it as one."""
+    return method == "upstream" and task == COUNTER_OFFER
+
+
+@dataclass(frozen=True, eq=False)
+class EffectCell:
+    """Per-cluster sufficient statistics of one cell (a block, or a pool of blocks).
+
+    ``c[g, i]``: sum over cluster g's slots of identity i's within-slot-centred log answer;
+    ``m[g, i]``: how many such slots; ``pair_sum[g]``/``pair_n[g]``: the sum and number of
+    the cluster's finite pair Δ%; ``pair_w[i, j]``: pairs per identity pair (for the implied
+    systematic Δ%); ``log_sum``/``log_n``: the answers' log sum (typical answer level)."""
+
+    identifiers: tuple[str, ...]
+    clusters: tuple[str, ...]
+    c: np.ndarray = field(repr=False)
+    m: np.ndarray = field(repr=False)
+    pair_sum: np.ndarray = field(repr=False)
+    pair_n: np.ndarray = field(repr=False)
+    pair_w: np.ndarray = field(repr=False)
+    log_sum: float = 0.0
+    log_n: int = 0
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.pair_n.sum())
+
+    @property
+    def n_slots(self) -> np.ndarray:
+        return self.m.sum(axis=0)
+
+    def beta(self) -> np.ndarray:
+        return centred_effects(self.c.sum(axis=0), self.m.sum(axis=0))
+
+    @property
+    def typical_log(self) -> float:
+        return self.log_sum / self.log_n if self.log_n else math.nan
+
+
+def centred_effects(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """β from summed centred values and counts (last axis = identities), centred over the
+    identities that have any slot; NaN for identities without one."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+        have = np.isfinite(b)
+        centre = np.where(have, b, 0.0).sum(axis=-1, keepdims=True) / have.sum(
+            axis=-1, keepdims=True)
+    return b - centre
+
+
+def implied_delta(beta: np.ndarray, pair_w: np.ndarray) -> np.ndarray:
+    """Mean Δ% implied by identity effects alone: Δ between exp(β_i) and exp(β_j) is
+    200·|tanh((β_i − β_j)/2)|, weighted by the cell's pair counts. ``beta`` is (..., k)."""
+    i, j = np.triu_indices(beta.shape[-1], 1)
+    w = pair_w[i, j]
+    keep = w > 0
+    i, j, w = i[keep], j[keep], w[keep]
+    d = 200.0 * np.abs(np.tanh((beta[..., i] - beta[..., j]) / 2.0))
+    ok = np.isfinite(d)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (np.where(ok, d, 0.0) @ w) / (ok @ w.astype(float)) if w.size else \
+            np.full(beta.shape[:-1], np.nan)
+
+
+def effect_cell(block: ValueBlock, method: Method) -> EffectCell:
+    """The sufficient statistics of one block; clusters are ``task:profile``."""
+    lv = log_values(block, method)
+    present = np.isfinite(lv)
+    p, q, k = lv.shape
+    n_present = present.sum(axis=2, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = np.nansum(lv, axis=2, keepdims=True) / np.maximum(n_present, 1)
+    usable = present & (n_present >= 2)
+    cen = np.where(usable, lv - centre, 0.0)
+    c = cen.sum(axis=1)
+    m = usable.sum(axis=1).astype(float)
+    raw = block.values.reshape(p * q, k)
+    i, j = np.triu_indices(k, 1)
+    gaps = relative_gap(raw[:, i], raw[:, j], method)
+    finite = np.isfinite(gaps)
+    gsum = np.where(finite, gaps, 0.0).sum(axis=1).reshape(p, q).sum(axis=1)
+    gn = finite.sum(axis=1).reshape(p, q).sum(axis=1).astype(float)
+    pair_w = np.zeros((k, k))
+    pair_w[i, j] = finite.sum(axis=0)
+    pair_w = pair_w + pair_w.T
+    clusters = tuple(f"{block.task}:{prof}" for prof in block.profiles)
+    return EffectCell(block.identifiers, clusters, c, m, gsum, gn, pair_w,
+                      float(np.nansum(lv)), int(present.sum()))
+
+
+def pool_effect_cells(cells: Sequence[EffectCell]) -> EffectCell:
+    """One cell from several of the same axis (languages and/or tasks): clusters of the same
+    name merge (a profile's languages are one cluster), identifiers align by name."""
+    idents = tuple(dict.fromkeys(i for cell in cells for i in cell.identifiers))
+    clusters = tuple(sorted({g for cell in cells for g in cell.clusters}))
+    ipos = {v: n for n, v in enumerate(idents)}
+    gpos = {v: n for n, v in enumerate(clusters)}
+    c = np.zeros((len(clusters), len(idents)))
+    m = np.zeros_like(c)
+    ps = np.zeros(len(clusters))
+    pn = np.zeros(len(clusters))
+    pw = np.zeros((len(idents), len(idents)))
+    for cell in cells:
+        ii = np.array([ipos[v] for v in cell.identifiers], dtype=np.int64)
+        gg = np.array([gpos[v] for v in cell.clusters], dtype=np.int64)
+        np.add.at(c, (gg[:, None], ii[None, :]), cell.c)
+        np.add.at(m, (gg[:, None], ii[None, :]), cell.m)
+        np.add.at(ps, gg, cell.pair_sum)
+        np.add.at(pn, gg, cell.pair_n)
+        pw[np.ix_(ii, ii)] += cell.pair_w
+    return EffectCell(idents, clusters, c, m, ps, pn, pw,
+                      sum(cell.log_sum for cell in cells), sum(cell.log_n for cell in cells))
+
+
+# ---- resampling -----------------------------------------------------------------------------
+
+@cache
+def _cluster_permutations(key: str, k: int, n_perm: int) -> np.ndarray:
+    """(n_perm, k) label permutations of one cluster, seeded from ``key`` = axis and cluster
+    name: the same for every language of a profile (so they are permuted jointly) and for every
+    model (each model's test is valid on its own)."""
+    base = np.broadcast_to(np.arange(k, dtype=np.int16), (n_perm, k))
+    out = rng_for(f"identity-permutation:{key}").permuted(base, axis=1)
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=128)
+def _permutation_operator(axis: str, clusters: tuple[str, ...], k: int, n_perm: int
+                          ) -> sparse.csr_matrix:
+    """The sparse (n_perm·k) × (G·k) 0/1 matrix with a 1 at (b·k + i, g·k + π_bg(i)): times a
+    flattened (G, k) array it gives Σ_g a[g, π_bg(i)] for every permutation b at once (about
+    five times faster than gathering, and shared by every model)."""
+    g = len(clusters)
+    perm = np.stack([_cluster_permutations(f"{axis}:{name}", k, n_perm) for name in clusters],
+                    axis=1).astype(np.int32)
+    cols = (perm + (np.arange(g, dtype=np.int32) * k)[None, :, None]).ravel()
+    rows = np.repeat(np.arange(n_perm * k, dtype=np.int32).reshape(n_perm, 1, k), g,
+                     axis=1).ravel()
+    return sparse.csr_matrix((np.ones(cols.size, dtype=np.float32), (rows, cols)),
+                             shape=(n_perm * k, g * k))
+
+
+def permuted_cluster_sums(arrays: Sequence[np.ndarray], axis: str, clusters: Sequence[str],
+                          n_perm: int) -> list[np.ndarray]:
+    """Σ_g a[g, π_g(i)] for every permutation and every (G, k) array: (n_perm, k) each. The
+    same permutations for every array, so counts and sums stay paired."""
+    g, k = arrays[0].shape
+    op = _permutation_operator(axis, tuple(clusters), k, n_perm)
+    stacked = np.stack([np.asarray(a, dtype=float).ravel() for a in arrays], axis=1)
+    out = np.asarray(op @ stacked).reshape(n_perm, k, len(arrays))
+    return [out[:, :, n] for n in range(len(arrays))]
+
+
+def permuted_sums(cell: EffectCell, axis: str, n_perm: int) -> tuple[np.ndarray, np.ndarray]:
+    """Σ_g c[g, π_g(i)] and Σ_g m[g, π_g(i)] for every permutation: (n_perm, k) each."""
+    num, den = permuted_cluster_sums([cell.c, cell.m], axis, cell.clusters, n_perm)
+    return num, den
+
+
+def _active_clusters(cell: EffectCell) -> int:
+    return int(((cell.m.sum(axis=1) > 0) | (cell.pair_n > 0)).sum())
+
+
+
+# ---- tables ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CellScope:
+    language: str
+    task: str
+    axis: str
+
+
+#: Replicates used for the systematic share's interval and permutations for the systematic
+#: Δ% expected by chance: each needs the implied Δ% of every replicate (k² work), and an SD or a
+#: mean is estimated well from a few hundred.
+SHARE_REPLICATES = 200
+NULL_PERMUTATIONS = 100
+
+
+@dataclass(frozen=True, eq=False)
+class AxisFit:
+    """The fitted effects of one axis in one (language, task) scope, with their resamples."""
+
+    cell: EffectCell
+    beta: np.ndarray
+    beta_perm: np.ndarray  # (n_perm, k)
+    beta_boot: np.ndarray  # (n_boot, k)
+    n_pairs_w: float  # identity pairs with data (weights of the implied Δ%)
+    systematic: float
+    systematic_boot: np.ndarray  # (SHARE_REPLICATES,)
+    systematic_null: np.ndarray  # (NULL_PERMUTATIONS,) raw implied Δ% under permutation
+    systematic_raw: float  # implied by the unshrunk effects
+
+
+def shrinkage(beta: np.ndarray, beta_perm: np.ndarray) -> np.ndarray:
+    """Empirical-Bayes factors λ_i = τ² / (τ² + s_i²) that pull noisy effects toward 0.
+
+    Why: β̂_i = β_i + noise, so the Δ% implied by the raw β̂ is inflated by noise even when
+    no identity has any effect (on the shipped SmolLM2 run, chance alone gives about half of
+    the raw figure). s_i² is identity i's variance under the within-profile permutations (its
+    noise when labels carry no information), τ² = max(0, mean β̂² − mean s²) the variance of
+    the true effects. With no effects τ² ≈ 0 and the systematic Δ% goes to 0."""
+    ok = np.isfinite(beta)
+    if ok.sum() < 2 or beta_perm.shape[0] < 2:
+        return np.zeros_like(beta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        s2 = np.nanvar(beta_perm, axis=0, ddof=1)
+    tau2 = max(0.0, float(np.nanmean(beta[ok] ** 2) - np.nanmean(s2[ok])))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam = np.where(ok & (tau2 + s2 > 0), tau2 / (tau2 + s2), 0.0)
+    return np.nan_to_num(lam)
+
+
+def _fit(cell: EffectCell, perm_sums: tuple[np.ndarray, np.ndarray],
+         weights: ClusterWeights) -> AxisFit:
+    beta = cell.beta()
+    beta_perm = centred_effects(*perm_sums)
+    w = weights.for_clusters(cell.clusters)
+    beta_boot = centred_effects(w @ cell.c, w @ cell.m)
+    ok = np.isfinite(beta)
+    npw = float(np.triu(cell.pair_w * np.outer(ok, ok), 1).sum())
+    lam = shrinkage(beta, beta_perm)
+    systematic = float(implied_delta(lam * beta, cell.pair_w))
+    if not math.isfinite(systematic):
+        npw = 0.0
+    return AxisFit(cell, beta, beta_perm, beta_boot, npw, systematic,
+                   implied_delta(lam * beta_boot[:SHARE_REPLICATES], cell.pair_w),
+                   implied_delta(beta_perm[:NULL_PERMUTATIONS], cell.pair_w),
+                   float(implied_delta(beta, cell.pair_w)))
+
+
+def identity_tables(blocks: Mapping[BlockKey, ValueBlock], model: str, method: Method,
+                    languages: Sequence[str], tasks: Sequence[str], axes: Sequence[str],
+                    n_boot: int = 2000, n_perm: int = DEFAULT_PERMUTATIONS,
+                    placebo: Mapping[BlockKey, ValueBlock] | None = None
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``identity_effects`` and ``gap_decomposition`` rows of one model under ``method``.
+
+    ``blocks``: the standard blocks; ``placebo``: blocks of the placebo condition (axis
+    ``placebo``), or None when the model has no placebo answers. Scopes pool languages and
+    tasks (``all``); upstream counter-offer never enters a task=all scope, because its markup
+    "gaps" are not distances between answers."""
+    fine: dict[tuple[str, str, str], EffectCell] = {}
+    for (cond, lang, task, axis), block in sorted(blocks.items()):
+        if cond == "standard" and axis != PLACEBO:
+            fine[(lang, task, axis)] = effect_cell(block, method)
+    plac = {(lang, task): effect_cell(block, method)
+            for (_, lang, task, _), block in sorted((placebo or {}).items())}
+    weights = ClusterWeights(model, n_boot)
+    perm = {key: permuted_sums(cell, key[2], n_perm) for key, cell in fine.items()}
+    effect_rows: list[dict] = []
+    decomp_rows: list[dict] = []
+    for lang in (*languages, ALL):
+        for task in (*tasks, ALL):
+            keys = [k for k in sorted(fine) if lang in (ALL, k[0]) and task in (ALL, k[1])
+                    and not (task == ALL and markup_gaps(method, k[1]))]
+            if not keys:
+                continue
+            flag = "upstream_markup_gaps" if task != ALL and markup_gaps(method, task) else None
+            fits: dict[str, AxisFit] = {}
+            for axis in axes:
+                members = [k for k in keys if k[2] == axis]
+                if not members:
+                    continue
+                cell = pool_effect_cells([fine[k] for k in members])
+                fits[axis] = _fit(cell, _pooled_perm(cell, members, fine, perm), weights)
+            for axis, fit in fits.items():
+                scope = CellScope(lang, task, axis)
+                effect_rows += _effect_rows(fit, scope, model, method)
+                decomp_rows.append(_decomposition_row({axis: fit}, scope, model, method,
+                                                      weights, plac, flag))
+            if fits:
+                decomp_rows.append(_decomposition_row(fits, CellScope(lang, task, ALL), model,
+                                                      method, weights, plac, flag))
+    return pd.DataFrame(effect_rows), pd.DataFrame(decomp_rows)
+
+
+def _pooled_perm(cell: EffectCell, keys: Sequence[tuple[str, str, str]],
+                 fine: Mapping[tuple[str, str, str], EffectCell],
+                 perm: Mapping[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Permutation sums of a pooled cell: the members' sums aligned by identifier and added
+    (a profile's languages got the same permutation, so they are permuted jointly)."""
+    if len(keys) == 1:
+        return perm[keys[0]]
+    ipos = {v: n for n, v in enumerate(cell.identifiers)}
+    first = perm[keys[0]][0]
+    num = np.zeros((first.shape[0], len(cell.identifiers)))
+    den = np.zeros_like(num)
+    for key in keys:
+        ii = np.array([ipos[v] for v in fine[key].identifiers], dtype=np.int64)
+        n, d = perm[key]
+        num[:, ii] += n
+        den[:, ii] += d
+    return num, den
+
+
+def _effect_rows(fit: AxisFit, scope: CellScope, model: str, method: Method) -> list[dict]:
+    cell, beta = fit.cell, fit.beta
+    with np.errstate(invalid="ignore"):
+        exceed = (np.abs(fit.beta_perm) >= np.abs(beta)[None, :] - 1e-12).sum(axis=0)
+    finite = np.isfinite(beta)
+    p_value = np.where(finite, (1.0 + exceed) / (1.0 + fit.beta_perm.shape[0]), np.nan)
+    g = _active_clusters(cell)
+    lo, hi = t_interval(beta, fit.beta_boot, g)
+    p_bh = np.full(len(beta), np.nan)
+    if finite.any():
+        p_bh[finite] = false_discovery_control(p_value[finite], method="bh")
+    typical = math.exp(cell.typical_log) if math.isfinite(cell.typical_log) else math.nan
+    unit = None if scope.task == ALL else NATURAL_UNIT[method].get(scope.task)
+    scale = typical * 100.0 if unit == "pp of markup" else typical  # markup pp from the ratio
+    n_slots = cell.n_slots
+    rows = []
+    for n, ident in enumerate(cell.identifiers):
+        ok = bool(finite[n])
+        rows.append({
+            "model": model, "method": method, "language": scope.language, "task": scope.task,
+            "axis": scope.axis, "identifier_value": ident,
+            "effect_pct": 100.0 * math.expm1(beta[n]) if ok else math.nan,
+            "effect_pct_lo": 100.0 * math.expm1(lo[n]) if ok else math.nan,
+            "effect_pct_hi": 100.0 * math.expm1(hi[n]) if ok else math.nan,
+            "effect_natural": math.expm1(beta[n]) * scale if ok and unit else math.nan,
+            "effect_natural_lo": math.expm1(lo[n]) * scale if ok and unit else math.nan,
+            "effect_natural_hi": math.expm1(hi[n]) * scale if ok and unit else math.nan,
+            "unit": unit, "typical_answer": typical if unit else math.nan,
+            "p_value": float(p_value[n]), "p_bh": float(p_bh[n]),
+            "significant": bool(p_bh[n] < 0.05) if math.isfinite(p_bh[n]) else None,
+            "n_slots": int(n_slots[n]), "n_clusters": g,
+        })
+    return rows
+
+
+def _decomposition_row(fits: Mapping[str, AxisFit], scope: CellScope, model: str,
+                       method: Method, weights: ClusterWeights,
+                       plac: Mapping[tuple[str, str], EffectCell], flag: str | None) -> dict:
+    """Observed, systematic and placebo Δ% of a scope pooling one or several axes; the
+    systematic part of several axes is their pair-weighted mean, and the test statistic their
+    sum of squared effects (axes permuted independently, each within profile)."""
+    clusters = tuple(sorted({g for fit in fits.values() for g in fit.cell.clusters}))
+    gpos = {g: n for n, g in enumerate(clusters)}
+    ps = np.zeros(len(clusters))
+    pn = np.zeros(len(clusters))
+    for fit in fits.values():
+        gg = np.array([gpos[g] for g in fit.cell.clusters], dtype=np.int64)
+        np.add.at(ps, gg, fit.cell.pair_sum)
+        np.add.at(pn, gg, fit.cell.pair_n)
+    w = weights.for_clusters(clusters)
+    n_pairs = int(pn.sum())
+    g_active = int((pn > 0).sum())
+    mean_delta = float(ps.sum() / pn.sum()) if n_pairs else math.nan
+    with np.errstate(invalid="ignore", divide="ignore"):
+        md_b = (w @ ps) / (w @ pn)
+    md_lo, md_hi = t_interval(mean_delta, md_b, g_active)
+    if flag is None:  # a distance cannot be below zero
+        md_lo = np.maximum(md_lo, 0.0)
+    den = sum(f.n_pairs_w for f in fits.values())
+    no_sys = flag is not None or den == 0
+    systematic = share = p_value = null_sys = raw = math.nan
+    sh_lo = sh_hi = math.nan
+    if not no_sys:
+        used = [f for f in fits.values() if f.n_pairs_w > 0]
+        systematic = sum(f.systematic * f.n_pairs_w for f in used) / den
+        raw = sum(f.systematic_raw * f.n_pairs_w for f in used) / den
+        sys_b = sum(np.nan_to_num(f.systematic_boot) * f.n_pairs_w for f in used) / den
+        null_sys = float(np.mean(sum(np.nan_to_num(f.systematic_null) * f.n_pairs_w
+                                     for f in used) / den))
+        stat = sum(float(np.nansum(f.beta ** 2)) for f in fits.values())
+        stat_p = sum(np.nansum(f.beta_perm ** 2, axis=1) for f in fits.values())
+        p_value = float((1.0 + (stat_p >= stat - 1e-12).sum()) / (1.0 + stat_p.size))
+        if mean_delta and math.isfinite(mean_delta):
+            share = systematic / mean_delta
+            with np.errstate(invalid="ignore", divide="ignore"):
+                share_b = sys_b / md_b[:SHARE_REPLICATES]
+            lo, hi = t_interval(share, share_b, g_active)
+            sh_lo, sh_hi = float(max(lo, 0.0)), float(hi)
+    row = {
+        "model": model, "method": method, "language": scope.language, "task": scope.task,
+        "axis": scope.axis, "mean_delta": mean_delta, "mean_delta_lo": float(md_lo),
+        "mean_delta_hi": float(md_hi), "systematic_delta": systematic,
+        "systematic_delta_raw": raw, "systematic_delta_null": null_sys,
+        "idiosyncratic_delta": mean_delta - systematic if math.isfinite(systematic) else math.nan,
+        "systematic_share": share, "systematic_share_lo": sh_lo, "systematic_share_hi": sh_hi,
+        "p_value": p_value, "n_pairs": n_pairs, "n_clusters": g_active, "flag": flag,
+    }
+    row.update(_placebo_columns(scope, plac, method, weights, mean_delta, md_b, flag))
+    return row
+
+
+def _placebo_columns(scope: CellScope, plac: Mapping[tuple[str, str], EffectCell],
+                     method: Method, weights: ClusterWeights, mean_delta: float,
+                     md_b: np.ndarray, flag: str | None) -> dict:
+    """The placebo floor of the scope's languages and tasks, and the excess over it with a
+    paired interval (the same cluster weights for both terms)."""
+    keys = [k for k in plac if scope.language in (ALL, k[0]) and scope.task in (ALL, k[1])
+            and not (scope.task == ALL and markup_gaps(method, k[1]))]
+    empty = {"placebo_delta": math.nan, "excess_delta": math.nan, "excess_delta_lo": math.nan,
+             "excess_delta_hi": math.nan, "n_placebo_pairs": 0}
+    if not keys or flag is not None:
+        return empty
+    cell = pool_effect_cells([plac[k] for k in keys])
+    if cell.pair_n.sum() == 0:
+        return empty
+    placebo = float(cell.pair_sum.sum() / cell.pair_n.sum())
+    w = weights.for_clusters(cell.clusters)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pl_b = (w @ cell.pair_sum) / (w @ cell.pair_n)
+    excess = mean_delta - placebo
+    lo, hi = t_interval(excess, md_b - pl_b, int((cell.pair_n > 0).sum()))
+    return {"placebo_delta": placebo, "excess_delta": excess, "excess_delta_lo": float(lo),
+            "excess_delta_hi": float(hi), "n_placebo_pairs": int(cell.pair_n.sum())}
