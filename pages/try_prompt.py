@@ -1,8 +1,11 @@
-"""Try a prompt: send one slot's counterfactual prompts to a model, live, and see Δ% per pair.
+"""Try a prompt: send a benchmark slot's counterfactual prompts, or your own question with the
+identity swapped, to a model, live, and see Δ% and the signed difference per pair.
 
-Everything but secrets is in the URL (``explorer.state``). A typed base URL and API key exist
-only as password-widget values for one run: they are passed to ``explorer.live.run_probe`` as
-arguments and the widgets are cleared right after the send (see docs/try-a-prompt.md).
+Glue only: the rules live in ``explorer.live`` (config, rate limits, probe) and where requests
+go in ``precompute.endpoint``. Everything but secrets and the own question's text is in the URL
+(``explorer.state``). A typed base URL and API key exist only as widget values for one run (the
+key masked): they are passed to ``explorer.live.run_probe`` as arguments and the widgets are
+cleared right after the send (see docs/try-a-prompt.md).
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from explorer.state import parse as parse_param
 from rupeebias_core import benchmark as bm
 
 PAGE = "try_prompt"
-#: Password widgets (local mode, custom endpoint). Their values are never copied anywhere.
+#: Typed-endpoint widgets (local mode, custom endpoint; only the key is masked). Their values
+#: are never copied anywhere.
 SECRET_URL_KEY = f"{PAGE}.secret_base_url"
 SECRET_KEY_KEY = f"{PAGE}.secret_api_key"
 _CLEAR_SECRETS = f"{PAGE}._clear_secrets"
@@ -30,9 +34,14 @@ _RESULT = f"{PAGE}._result"
 _MESSAGES = f"{PAGE}._messages"
 
 TEMPERATURES: tuple[str, ...] = tuple(f"{i / 10:.1f}" for i in range(21))  # 0.0 … 2.0
-MAX_TOKEN_CHOICES: tuple[int, ...] = (16, 32, 64, 128, 256, 512, 1024, 2048)
+MAX_TOKEN_CHOICES: tuple[int, ...] = (16, 32, 40, 64, 128, 256, 512, 1024, 2048)
 SCOPE_LABELS = {"pair": "Two identifiers", "axis": "Whole axis"}
 STYLE_LABELS = {"indented": "Indented (as the published runs)", "dedented": "Dedented"}
+MODE_LABELS = {"slot": "Benchmark slot", "own": "Write your own"}
+SYSTEM_LABELS = {"benchmark": "The benchmark's system prompt for that format", "none": "None"}
+#: Own-question text areas (session only: free text is not put in the link).
+Q_EN_KEY = f"{PAGE}.q_en"
+Q_HI_KEY = f"{PAGE}.q_hinglish"
 
 
 # --------------------------------------------------------------------------------------------
@@ -133,6 +142,20 @@ def _fmt(value: float | None, digits: int = 2) -> str:
     return f"{value:,.{digits}f}"
 
 
+def _fmt_diff(value: float | None, unit: str) -> str:
+    if value is None or pd.isna(value):
+        return "—"
+    return f"{value:+,.0f} ₹" if unit == "₹" else f"{value:+.2f} pp"
+
+
+def _fmt_ci_diff(lo: float | None, hi: float | None, unit: str) -> str:
+    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return "—"
+    if unit == "₹":
+        return f"[{lo:+,.0f}, {hi:+,.0f}] ₹"
+    return f"[{lo:+.2f}, {hi:+.2f}] pp"
+
+
 def _fmt_ci(lo: float | None, hi: float | None) -> str:
     if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
         return "—"
@@ -145,10 +168,11 @@ def _fmt_ci(lo: float | None, hi: float | None) -> str:
 ui.ensure_router()  # a deep link right after a server start: rerun inside app.py first
 st.title("Try a prompt")
 st.markdown(
-    "Pick a benchmark slot — use case, profile, question and language — and identifiers that "
-    "differ **only** in the demographic phrase. The prompts go to a model live, concurrently; "
-    "you see every raw answer, the number parsed from it and **Δ%** for each pair: "
-    "|a − b| / ((a + b)/2) × 100, the paper's relative gap (0 = identical answers)."
+    "Pick a benchmark slot — use case, profile, question and language — **or write your own "
+    "question**, and identifiers that differ **only** in the demographic phrase. The prompts go "
+    "to a model live, concurrently; you see every raw answer, the number parsed from it, "
+    "**Δ%** for each pair — |a − b| / ((a + b)/2) × 100, the paper's relative gap "
+    "(0 = identical answers) — and the signed difference in ₹ or percentage points."
 )
 
 env: Mapping[str, str] = os.environ
@@ -191,6 +215,9 @@ if cfg.problems:
 # ---- URL-bound state, phase 1: the choices the other options depend on
 endpoint_names = cfg.endpoint_names or ("",)
 base_params = [
+    Param("mode", tuple(MODE_LABELS), "slot"),
+    Param("fmt", tuple(live.ANSWER_TASKS), "inr"),
+    Param("sysp", tuple(SYSTEM_LABELS), "benchmark"),
     Param("task", bm.TASKS, bm.TASKS[0]),
     Param("lang", bm.LANGUAGES, bm.LANGUAGES[0]),
     Param("axis", bm.AXES, "Gender"),
@@ -206,6 +233,7 @@ def _k(name: str) -> str:
     return f"{PAGE}.{name}"
 
 
+mode = str(st.session_state[_k("mode")])
 task = str(st.session_state[_k("task")])
 lang = str(st.session_state[_k("lang")])
 axis = str(st.session_state[_k("axis")])
@@ -231,7 +259,9 @@ else:
     model_default = model_options[0]
 token_choices = tuple(str(t) for t in MAX_TOKEN_CHOICES if t <= limits.max_tokens) or (
     str(limits.max_tokens),)
-tokens_default = "64" if "64" in token_choices else token_choices[-1]
+# 40 = the shipped runs' and the paper's max_tokens (collect --max-tokens).
+tokens_default = (str(live.DEFAULT_MAX_TOKENS) if str(live.DEFAULT_MAX_TOKENS) in token_choices
+                  else token_choices[-1])
 compare_models = _comparable_models()
 model_param = Param("model", model_options, model_default)
 current_model = st.session_state.get(_k("model"))
@@ -266,20 +296,48 @@ if state.rejected():
 
 # ---- widgets: what to send
 st.subheader("1 · What to send")
-c1, c2 = st.columns(2)
-with c1:
-    st.selectbox("Use case", bm.TASKS, key=_k("task"), format_func=bm.TASK_LABELS.get)
-    st.selectbox("Profile", [p.profile_id for p in bm.profiles(task)], key=_k("profile"),
-                 format_func=_profile_label(task))
-    st.selectbox("Axis", bm.AXES, key=_k("axis"))
-with c2:
-    st.radio("Language", bm.LANGUAGES, key=_k("lang"), format_func=bm.LANGUAGE_LABELS.get,
+st.radio("Question", tuple(MODE_LABELS), key=_k("mode"), format_func=MODE_LABELS.get,
+         horizontal=True,
+         help="A benchmark slot as the published runs asked it, or your own question with "
+              "the identity phrase swapped.")
+if mode == "own":
+    st.text_area(
+        "Your question (English)", key=Q_EN_KEY, max_chars=limits.max_question_chars,
+        placeholder="I have 3 years of experience as a data analyst in Pune. What annual "
+                    "salary should I ask for?",
+        help=f"Each identifier's benchmark phrase (e.g. “I am male”) goes where you write "
+             f"`{live.IDENTITY_MARKER}`, or, without a marker, before your question, as in "
+             f"the benchmark's prompts. At most {limits.max_question_chars:,} characters.")
+    st.text_area(
+        "Hinglish version (optional)", key=Q_HI_KEY, max_chars=limits.max_question_chars,
+        placeholder="Mere paas 3 saal ka experience hai… Mujhe kitni salary maangni chahiye?",
+        help="Sent too, with the identifiers' Hinglish phrases (“Main male hoon”).")
+    c1, c2 = st.columns(2)
+    c1.radio("Answer format", tuple(live.ANSWER_TASKS), key=_k("fmt"),
+             format_func=live.ANSWER_LABELS.get, horizontal=True,
+             help="Also picks the parser: ₹ amounts as salary estimation is parsed, % as the "
+                  "salary-increment answers.")
+    c2.radio("System prompt", tuple(SYSTEM_LABELS), key=_k("sysp"),
+             format_func=SYSTEM_LABELS.get, horizontal=True)
+    c1, c2 = st.columns(2)
+    c1.selectbox("Axis", bm.AXES, key=_k("axis"))
+    c2.radio("Compare", tuple(SCOPE_LABELS), key=_k("scope"), format_func=SCOPE_LABELS.get,
              horizontal=True)
-    qv_text = {q.id: q.text for q in bm.question_variants(task, lang)}
-    st.selectbox("Question variant", list(qv_text), key=_k("qv"),
-                 format_func=lambda q: f"{q} · {qv_text[q]}")
-    st.radio("Compare", tuple(SCOPE_LABELS), key=_k("scope"), format_func=SCOPE_LABELS.get,
-             horizontal=True)
+else:
+    c1, c2 = st.columns(2)
+    with c1:
+        st.selectbox("Use case", bm.TASKS, key=_k("task"), format_func=bm.TASK_LABELS.get)
+        st.selectbox("Profile", [p.profile_id for p in bm.profiles(task)], key=_k("profile"),
+                     format_func=_profile_label(task))
+        st.selectbox("Axis", bm.AXES, key=_k("axis"))
+    with c2:
+        st.radio("Language", bm.LANGUAGES, key=_k("lang"), format_func=bm.LANGUAGE_LABELS.get,
+                 horizontal=True)
+        qv_text = {q.id: q.text for q in bm.question_variants(task, lang)}
+        st.selectbox("Question variant", list(qv_text), key=_k("qv"),
+                     format_func=lambda q: f"{q} · {qv_text[q]}")
+        st.radio("Compare", tuple(SCOPE_LABELS), key=_k("scope"), format_func=SCOPE_LABELS.get,
+                 horizontal=True)
 scope = str(st.session_state[_k("scope")])
 if scope == "pair":
     c1, c2 = st.columns(2)
@@ -311,7 +369,7 @@ else:
                    "put in the link or shown back. To keep an endpoint, configure it in "
                    "`.streamlit/secrets.toml` instead.")
         cu, ck = st.columns(2)
-        typed_url = cu.text_input("Base URL", type="password", key=SECRET_URL_KEY,
+        typed_url = cu.text_input("Base URL", key=SECRET_URL_KEY,
                                   placeholder="http://localhost:11434/v1", autocomplete="off")
         typed_key = ck.text_input("API key (blank if none)", type="password", key=SECRET_KEY_KEY,
                                   autocomplete="off")
@@ -319,25 +377,31 @@ else:
                       placeholder="e.g. llama3.1:8b")
     else:
         st.selectbox("Model", model_options, key=_k("model"))
+    if endpoint.kind == "local":
+        local_status = live.local_model_status(env)
 c1, c2 = st.columns(2)
 c1.select_slider("Repeats per prompt", [str(i) for i in range(1, limits.max_repeats + 1)],
                  key=_k("n"), help="Send every prompt n times to see how stable the answer is.")
 c2.select_slider("Temperature", TEMPERATURES, key=_k("temp"),
                  help="0 is what the paper used. At 0, repeats are usually identical.")
 with st.expander("Advanced"):
-    st.select_slider("max_tokens", token_choices, key=_k("max_tokens"))
+    st.select_slider("max_tokens", token_choices, key=_k("max_tokens"),
+                     help=f"Default {live.DEFAULT_MAX_TOKENS}, as the shipped runs and the "
+                          "paper: the benchmark's answers are one short line.")
     st.radio("System prompt form", ("indented", "dedented"), key=_k("style"),
              format_func=STYLE_LABELS.get, horizontal=True,
              help="The published runs sent an indented copy of the system prompt.")
-    st.radio("Fairness instruction", ("off", "on"), key=_k("fair"), horizontal=True,
-             help=f"Appends “{bm.FAIRNESS_INSTRUCTION}” to the system prompt (the paper's "
-                  "ablation, run on salary estimation only).")
-st.selectbox("Compare with the precomputed result of", ("", *compare_models), key=_k("cmp"),
-             format_func=lambda m: m or "— none —",
-             help="Stored responses for the same slot, computed offline by `precompute`.")
-if not compare_models:
-    st.caption("No precomputed responses are available in the data directory, so there is "
-               "nothing to compare with.")
+    if mode != "own":
+        st.radio("Fairness instruction", ("off", "on"), key=_k("fair"), horizontal=True,
+                 help=f"Appends “{bm.FAIRNESS_INSTRUCTION}” to the system prompt (the paper's "
+                      "ablation, run on salary estimation only).")
+if mode != "own":
+    st.selectbox("Compare with the precomputed result of", ("", *compare_models), key=_k("cmp"),
+                 format_func=lambda m: m or "— none —",
+                 help="Stored responses for the same slot, computed offline by `precompute`.")
+    if not compare_models:
+        st.caption("No precomputed responses are available in the data directory, so there "
+                   "is nothing to compare with.")
 
 state.sync()
 
@@ -345,38 +409,101 @@ model = str(st.session_state.get(_k("model")) or "")
 if endpoint is not None and endpoint.kind == "custom":
     model = model.strip()
 try:
-    spec = live.ProbeSpec(
-        task=task,
-        language=lang,
-        profile_id=str(st.session_state[_k("profile")]),
-        question_variant_id=str(st.session_state[_k("qv")]),
-        axis=axis,
-        identifiers=tuple(chosen),
-        repeats=int(st.session_state[_k("n")]),
-        temperature=float(st.session_state[_k("temp")]),
-        max_tokens=int(st.session_state[_k("max_tokens")]),
-        system_prompt_style=str(st.session_state[_k("style")]),
-        fairness=st.session_state[_k("fair")] == "on",
-    )
+    spec: live.AnySpec
+    if mode == "own":
+        spec = live.OwnSpec(
+            question_en=str(st.session_state.get(Q_EN_KEY) or ""),
+            question_hinglish=str(st.session_state.get(Q_HI_KEY) or ""),
+            axis=axis,
+            identifiers=tuple(chosen),
+            answer=str(st.session_state[_k("fmt")]),
+            system_prompt=st.session_state[_k("sysp")] == "benchmark",
+            repeats=int(st.session_state[_k("n")]),
+            temperature=float(st.session_state[_k("temp")]),
+            max_tokens=int(st.session_state[_k("max_tokens")]),
+            system_prompt_style=str(st.session_state[_k("style")]),
+        )
+    else:
+        spec = live.ProbeSpec(
+            task=task,
+            language=lang,
+            profile_id=str(st.session_state[_k("profile")]),
+            question_variant_id=str(st.session_state[_k("qv")]),
+            axis=axis,
+            identifiers=tuple(chosen),
+            repeats=int(st.session_state[_k("n")]),
+            temperature=float(st.session_state[_k("temp")]),
+            max_tokens=int(st.session_state[_k("max_tokens")]),
+            system_prompt_style=str(st.session_state[_k("style")]),
+            fairness=st.session_state[_k("fair")] == "on",
+        )
 except (TypeError, ValueError):  # defensive: widget state is validated by PageState
     st.error("The selection is not valid; reset the page.")
     st.stop()
 problems = live.check_spec(spec, limits)
 
 # ---- the exact prompts
-plans = live.plan_prompts(spec) if not [p for p in problems if "Unknown" in p] else []
-with st.expander(f"Exact prompts sent: 1 system message + {len(plans)} user messages",
-                 expanded=scope == "pair"):
+plannable = not [p for p in problems if "Unknown" in p] and not (
+    isinstance(spec, live.OwnSpec) and not spec.question_en.strip())
+plans = live.plan_prompts(spec) if plannable else []
+n_system = 1 if plans and plans[0].system else 0
+with st.expander(f"Exact prompts sent: {n_system} system message + {len(plans)} user messages",
+                 expanded=scope == "pair" or mode == "own"):
     if plans:
-        st.markdown("**System message** (the same for every identifier)")
-        st.code(plans[0].system, language=None, wrap_lines=True)
+        if n_system:
+            st.markdown("**System message** (the same for every identifier)")
+            st.code(plans[0].system, language=None, wrap_lines=True)
+        else:
+            st.markdown("**No system message**: only the user messages below are sent.")
+        two_langs = len(spec.languages) > 1
         for p in plans:
-            st.markdown(f"**User message · {p.identifier_value}**")
+            lang_note = f" · {bm.LANGUAGE_LABELS[p.language]}" if two_langs else ""
+            st.markdown(f"**User message · {p.identifier_value}{lang_note}**")
             st.code(p.user, language=None, wrap_lines=True)
+    elif mode == "own":
+        st.caption("Write your question to see the exact messages.")
+
+
+def _shipped_answers() -> None:
+    """The stored answers of the bundled model for the chosen slot (shown while it cannot run
+    here): the same prompts, collected offline by `precompute collect`."""
+    if mode == "own":
+        st.caption("Your own question has no shipped answers; they exist for benchmark slots.")
+        return
+    condition = "fairness" if spec.fairness else "standard"
+    try:
+        from explorer import data
+
+        slot = data.slot_rows(live.local_model_id(), spec.task, spec.language,
+                              spec.profile_id, spec.question_variant_id, spec.axis, condition)
+    except Exception:  # noqa: BLE001 - no data dir, no such slot, DuckDB problem
+        slot = None
+    if slot is None or not len(slot) or "identifier_value" not in slot:
+        st.caption("No shipped answers of the bundled model are available for this slot.")
+        return
+    rows = slot[slot["identifier_value"].isin(spec.identifiers)]
+    st.markdown("**Meanwhile: the shipped answers of the bundled model for this slot** "
+                "(collected offline with the same prompts, temperature 0, max_tokens 40)")
+    st.dataframe(pd.DataFrame({
+        "identifier": rows["identifier_value"],
+        "stored answer": rows["response"] if "response" in rows else None,
+        "parsed value": rows["value"] if "value" in rows else None,
+        "status": rows["status"] if "status" in rows else None,
+    }), hide_index=True, key=f"{PAGE}.shipped")
+
+
+if endpoint is not None and endpoint.kind == "local" and not local_status.available:
+    fix = local_status.fix
+    st.warning(
+        f"{local_status.problem} Sending to it will fail until you run, in a terminal in the "
+        f"project folder:\n\n`{fix}`\n\nand then restart the app. Or choose another "
+        "endpoint.", icon=":material/download:")
+    _shipped_answers()
 
 # ---- send
 st.subheader("3 · Send")
-st.caption(f"This run sends **{spec.n_requests} requests** ({len(spec.identifiers)} prompts × "
+n_prompts = len(spec.identifiers) * len(spec.languages)
+st.caption(f"This run sends **{spec.n_requests} requests** ({n_prompts} prompts × "
            f"{spec.repeats} repeat(s)), at most {limits.concurrency} at a time.")
 clients = None
 if limits.requests_per_minute:
@@ -401,7 +528,7 @@ def _send() -> tuple[live.ProbeResult | None, list[str]]:
             chosen_model = live.validate_model_id(model)
         except ValueError as exc:
             return None, [str(exc)]
-        api_key = typed_key.strip() or "not-needed"
+        api_key = typed_key.strip() or live.DUMMY_KEY
         scrub = live.url_secrets(base_url)
     elif endpoint.kind == "local":
         try:
@@ -411,7 +538,7 @@ def _send() -> tuple[live.ProbeResult | None, list[str]]:
                 return None, ["The bundled model is unavailable right now; choose another "
                               "endpoint."]
             return None, [str(exc)]
-        api_key, chosen_model = "not-needed", model
+        api_key, chosen_model = live.DUMMY_KEY, model
     else:
         base_url = str(endpoint.base_url)
         api_key = live.endpoint_api_key(endpoint, secrets, env)
@@ -481,9 +608,15 @@ result: live.ProbeResult | None = st.session_state.get(_RESULT)
 if result is not None:
     rs = result.spec
     st.subheader("Results")
+    own_run = isinstance(rs, live.OwnSpec)
+    what = (f"your question ({' + '.join(bm.LANGUAGE_LABELS[x] for x in rs.languages)}) · "
+            f"answer {live.ANSWER_LABELS[rs.answer]} · "
+            f"{'benchmark system prompt' if rs.system_prompt else 'no system prompt'}"
+            if isinstance(rs, live.OwnSpec) else
+            f"{bm.TASK_LABELS[rs.task]} · {bm.LANGUAGE_LABELS[rs.language]} · {rs.profile_id} · "
+            f"{rs.question_variant_id}")
     st.caption(
-        f"{result.endpoint_label} · model `{result.model}` · {bm.TASK_LABELS[rs.task]} · "
-        f"{bm.LANGUAGE_LABELS[rs.language]} · {rs.profile_id} · {rs.question_variant_id} · "
+        f"{result.endpoint_label} · model `{result.model}` · {what} · "
         f"{rs.axis} · temperature {rs.temperature:g} · {rs.repeats} repeat(s) · "
         f"sent {result.started_at} · {result.elapsed_s:.1f} s"
     )
@@ -491,13 +624,15 @@ if result is not None:
         st.info("These results are for an earlier selection; press Send to run the current one.",
                 icon=":material/history:")
         with st.expander("Prompts sent in this run"):
-            st.code(result.prompts[0].system, language=None, wrap_lines=True)
+            st.code(result.prompts[0].system or "(no system message)", language=None,
+                    wrap_lines=True)
             for p in result.prompts:
-                st.markdown(f"**User message · {p.identifier_value}**")
+                st.markdown(f"**User message · {p.identifier_value} · {p.language}**")
                 st.code(p.user, language=None, wrap_lines=True)
     s = result.summary
     unit = "% markup over the offer" if rs.task == "counter_offer_recommendation" else (
         "%" if rs.task == "salary_increment_estimation" else "INR")
+    diff_unit = live.difference_unit(rs.task)
     m1, m2, m3 = st.columns(3)
     m1.metric("Answers parsed", f"{s['n_parsed']} / {s['n_requests']}",
               help="Answers from which a number could be read (strict format or recovered).")
@@ -516,15 +651,31 @@ if result is not None:
                   "—" if pd.isna(p["delta"]) else f"{p['delta']:.2f} %")
         if p["n_repeats"] >= 2:
             st.caption(f"95 % CI {ci}: Student-t over {int(p['n_repeats'])} per-repeat Δ% values.")
+    if len(pairs) <= 2 and len(pairs):
+        for p in pairs.itertuples(index=False):
+            lang_note = f" · {bm.LANGUAGE_LABELS[p.language]}" if len(rs.languages) > 1 else ""
+            st.metric(f"B − A · {p.identifier_b} − {p.identifier_a}{lang_note}",
+                      _fmt_diff(p.diff, diff_unit),
+                      help="Mean signed difference over repeats: B's answer minus A's, in "
+                           f"{'rupees' if diff_unit == '₹' else 'percentage points'}.")
+            if p.n_repeats >= 2:
+                st.caption(f"95 % CI {_fmt_ci_diff(p.diff_lo, p.diff_hi, diff_unit)}: "
+                           f"Student-t over {int(p.n_repeats)} per-repeat differences.")
     st.markdown("**Δ% per pair**")
     show_pairs = pd.DataFrame({
         "A": pairs["identifier_a"],
         "B": pairs["identifier_b"],
         f"A ({unit})": pairs["value_a"],
         f"B ({unit})": pairs["value_b"],
+        **({"language": pairs["language"].map(bm.LANGUAGE_LABELS)}
+           if len(rs.languages) > 1 else {}),
         "Δ%": pairs["delta"],
         "95% CI": [_fmt_ci(lo, hi) for lo, hi in zip(pairs["delta_lo"], pairs["delta_hi"],
                                                       strict=True)],
+        f"B − A ({diff_unit})": pairs["diff"],
+        f"B − A 95% CI ({diff_unit})": [
+            _fmt_ci_diff(lo, hi, diff_unit)
+            for lo, hi in zip(pairs["diff_lo"], pairs["diff_hi"], strict=True)],
         "n repeats": pairs["n_repeats"],
     }).sort_values("Δ%", ascending=False, na_position="last")
     st.dataframe(show_pairs, hide_index=True, key=f"{PAGE}.pairs",
@@ -550,6 +701,8 @@ if result is not None:
     st.dataframe(
         pd.DataFrame({
             "identifier": resp["identifier_value"],
+            **({"language": resp["language"].map(bm.LANGUAGE_LABELS)}
+               if len(rs.languages) > 1 else {}),
             "repeat": resp["repeat"],
             "raw response": resp["response"],
             "parsed value": resp["value"],
@@ -566,7 +719,7 @@ if result is not None:
     )
 
     # ---- precomputed comparison
-    cmp_model = str(st.session_state.get(_k("cmp")) or "")
+    cmp_model = "" if own_run else str(st.session_state.get(_k("cmp")) or "")
     if cmp_model:
         condition = "fairness" if rs.fairness else "standard"
         st.markdown(f"**Compared with the precomputed responses of `{cmp_model}`**")
@@ -606,7 +759,8 @@ if result is not None:
 
     st.download_button("Download this run (JSON)", data=result.to_json(),
                        file_name=f"rupeebias-live-{rs.task}-{rs.profile_id}-"
-                                 f"{rs.question_variant_id}.json",
+                                 f"{rs.question_variant_id}.json" if not own_run else
+                                 "rupeebias-live-own-question.json",
                        mime="application/json", on_click="ignore", key=f"{PAGE}.download")
     if result.model == live.DEFAULT_LOCAL_MODEL or result.endpoint_name == live.LOCAL_ENDPOINT:
         from explorer import vocab

@@ -27,10 +27,27 @@ from pathlib import Path
 from precompute.serve_local import default_llama_server_path, llama_server_version
 
 PACKAGE = "llama-cpp-python"
+#: The portable CPU flags of scripts/lib/llama_portable.sh (read from there, one home): no
+#: -march=native, AVX2/FMA/F16C on, AVX-512 and AMX off — some hosts advertise AMX but trap it,
+#: and a native build dies there with SIGILL (docs/collect.md, "Portable llama.cpp build").
+PORTABLE_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "lib" / "llama_portable.sh"
+
+
+def portable_cpu_flags() -> tuple[str, ...]:
+    """The ``LLAMA_CMAKE_ARGS`` of the shared build script, split."""
+    import re
+    import shlex
+
+    text = PORTABLE_SCRIPT.read_text(encoding="utf-8")
+    m = re.search(r'^LLAMA_CMAKE_ARGS="([^"]+)"', text, re.M)
+    if m is None:
+        raise BuildError(f"{PORTABLE_SCRIPT} defines no LLAMA_CMAKE_ARGS")
+    return tuple(shlex.split(m.group(1)))
+
+
 CMAKE_FLAGS = (
     "-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_CURL=OFF",
     "-DLLAMA_OPENSSL=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF",
-    "-DGGML_NATIVE=ON",
 )
 
 
@@ -95,7 +112,8 @@ def build(src: Path, build_dir: Path, jobs: int) -> Path:
     if cmake is None:
         raise BuildError("cmake is not installed (`apt-get install cmake` or `pip install "
                          "cmake`)")
-    steps = [[cmake, "-S", str(src), "-B", str(build_dir), *CMAKE_FLAGS],
+    steps = [[cmake, "-S", str(src), "-B", str(build_dir), *CMAKE_FLAGS,
+              *portable_cpu_flags()],
              [cmake, "--build", str(build_dir), "--target", "llama-server", "-j", str(jobs)]]
     for step in steps:
         if subprocess.run(step, check=False).returncode != 0:

@@ -26,6 +26,8 @@ from typing import Any, Literal
 import httpx2  # the transport the openai SDK is built on
 import openai
 
+from precompute import endpoint
+
 ReasoningStyle = Literal["openrouter", "sarvam", "omit"]
 
 
@@ -204,25 +206,10 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     return max(0.0, parsed.timestamp() - now_ts)
 
 
-#: Secrets this long are also scrubbed by every 8-character window: providers echo keys
-#: partially (``sk-proj-abcd****wxyz``).
-REDACT_WINDOW = 8
-REDACT_WINDOW_MIN_LEN = 12
-
-
-def redact(text: str, secrets: tuple[str, ...]) -> str:
-    """Remove every secret (API keys), and every 8-character window of a long one, from a text
-    before it is stored, shown or printed."""
-    for secret in secrets:
-        if not secret or len(secret) < 4:
-            continue
-        text = text.replace(secret, "***")
-        if len(secret) >= REDACT_WINDOW_MIN_LEN:
-            for i in range(len(secret) - REDACT_WINDOW + 1):
-                window = secret[i : i + REDACT_WINDOW]
-                if window in text:
-                    text = text.replace(window, "***")
-    return text
+#: Redaction lives in the endpoint layer (one rule for collect and the explorer).
+redact = endpoint.redact
+REDACT_WINDOW = endpoint.REDACT_WINDOW
+REDACT_WINDOW_MIN_LEN = endpoint.REDACT_WINDOW_MIN_LEN
 
 
 def redact_result(result: ChatResult, secrets: tuple[str, ...]) -> ChatResult:
@@ -242,9 +229,9 @@ def redact_result(result: ChatResult, secrets: tuple[str, ...]) -> ChatResult:
     return replace(result, **changes) if changes else result
 
 
-#: Keys sent to key-less local servers: not secrets, and scrubbing them (or their 8-character
-#: windows) could only damage answers.
-PLACEHOLDER_KEYS = frozenset({"sk-local-no-key", "not-needed"})
+#: Keys sent to key-less local servers (`endpoint.DUMMY_KEY`): not secrets, and scrubbing them
+#: (or their 8-character windows) could only damage answers.
+PLACEHOLDER_KEYS = endpoint.PLACEHOLDER_KEYS
 
 
 def _secrets_of(client: openai.AsyncOpenAI) -> tuple[str, ...]:

@@ -29,16 +29,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from precompute import endpoint, local_models
 from precompute import estimate as est_mod
-from precompute import local_models
 from precompute.client import ChatRequest, ChatResult, RetryPolicy, complete, make_client
-from precompute.manifest import endpoint_host, environment, sha256_text, write_manifest
+from precompute.manifest import environment, sha256_text, write_manifest
 from precompute.selection import (
     SEND_ORDERS,
     Selection,
@@ -97,27 +97,11 @@ def reasoning_style_for(base_url: str | None, model: str, choice: str = "auto") 
 
 
 def normalize_base_url(base_url: str) -> str:
-    """scheme://host[:port]/path without credentials, query or trailing slash (cache key)."""
-    parts = urlsplit(base_url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise CollectError(f"--base-url must be an http(s) URL, got {redact_url(base_url)!r}")
-    netloc = parts.hostname.lower() + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
-
-
-def redact_url(url: str) -> str:
-    """A URL safe to print: credentials and query removed."""
+    """The cache-key form of a base URL (`endpoint.normalize_base_url`), as a CollectError."""
     try:
-        parts = urlsplit(url)
-        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
-        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    except ValueError:
-        return "<unparseable URL>"
-
-
-def _is_loopback(base_url: str) -> bool:
-    host = urlsplit(base_url).hostname or ""
-    return host in ("localhost", "::1") or host.startswith("127.")
+        return endpoint.normalize_base_url(base_url)
+    except endpoint.EndpointError as exc:
+        raise CollectError(str(exc)) from None
 
 
 def _sha(obj: Any) -> str:
@@ -489,15 +473,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _api_key(args: argparse.Namespace, local: bool) -> str:
     if local:
-        return "sk-local-no-key"
-    name = args.api_key_env
-    key = os.environ.get(name, "")
-    if key:
-        return key
-    if _is_loopback(args.base_url):
-        return "sk-local-no-key"
-    raise CollectError(f"environment variable {name} is not set (it must hold the API key for "
-                       f"{endpoint_host(args.base_url)}); use --api-key-env to name another")
+        return endpoint.DUMMY_KEY
+    try:
+        return endpoint.lookup_api_key(args.api_key_env, os.environ, base_url=args.base_url,
+                                       required=True)
+    except endpoint.EndpointError as exc:
+        raise CollectError(str(exc)) from None
 
 
 def _validate_args(args: argparse.Namespace) -> None:
@@ -557,10 +538,14 @@ def _main(args: argparse.Namespace) -> int:
     from precompute import serve_local
 
     _validate_args(args)
-    local = args.base_url is None
+    try:
+        target = endpoint.choose(args.base_url, args.model)
+    except endpoint.EndpointError as exc:
+        raise CollectError(str(exc)) from None
+    local = target.local
     sel: Selection = selection_from_args(args)
     if local:
-        model = args.model or serve_local.MODEL_ALIAS
+        model = target.model
         model_path = serve_local.find_gguf(model)
         backend = serve_local.resolve_backend(args.local_backend)
         if args.local_slots not in (None, 1) and backend != "llama-server":
@@ -573,7 +558,7 @@ def _main(args: argparse.Namespace) -> int:
         # One request per slot: more would only queue inside the server.
         concurrency = args.concurrency or servers * args.local_slots
     else:
-        model = args.model
+        model = target.model
         endpoint_key = normalize_base_url(args.base_url)
         servers = 1
         concurrency = args.concurrency or 8
@@ -633,7 +618,7 @@ def _main(args: argparse.Namespace) -> int:
             token_method=est_mod.resolve_token_method(args.tokenizer, local),
             expected_output=args.expected_output_tokens)
         where = (f"local {args.local_backend} (bundled SmolLM2; {servers} process(es) x "
-                 f"{args.local_slots} slot(s))" if local else endpoint_host(args.base_url))
+                 f"{args.local_slots} slot(s))" if local else target.host)
         print(f"collect {slug}: model {model} at {where}; reasoning {style}"
               f"({cfg.reasoning_effort}); temperature {cfg.temperature:g}; max_tokens "
               f"{cfg.max_tokens}", file=sys.stderr)
@@ -712,7 +697,7 @@ def _send(to_send: list[PlanItem], cfg: RunConfig, args: argparse.Namespace, api
                          timeout_s=args.timeout)
     with contextlib.ExitStack() as stack:
         if local:
-            server = stack.enter_context(serve_local.LocalServer(
+            server = stack.enter_context(endpoint.local_server(
                 processes=servers, threads=args.local_threads, ctx_size=args.local_ctx_size,
                 backend=args.local_backend, slots=args.local_slots,
                 model_path=serve_local.find_gguf(cfg.model), alias=cfg.model))
@@ -781,7 +766,7 @@ def _manifest(cfg: RunConfig, args: argparse.Namespace, sel: Selection, frame: p
         "model": cfg.slug,
         "model_requested": cfg.model,
         "endpoint": {
-            "host": "127.0.0.1 (bundled local model)" if local else endpoint_host(args.base_url),
+            "host": endpoint.choose(args.base_url, cfg.model).host,
             "local": local,
             "reasoning_style": cfg.reasoning_style,
         },

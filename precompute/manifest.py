@@ -17,8 +17,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
+from precompute.endpoint import endpoint_host  # noqa: F401 - re-exported (old import path)
 from precompute.store import atomic_write_bytes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,13 +49,6 @@ def git_revision(repo: Path = REPO) -> dict[str, Any]:
     commit = run("rev-parse", "HEAD")
     status = run("status", "--porcelain", "--untracked-files=no")
     return {"commit": commit, "dirty": None if status is None else bool(status)}
-
-
-def endpoint_host(base_url: str | None) -> str | None:
-    """Only the host name of an endpoint: no scheme credentials, path, query or port."""
-    if not base_url:
-        return None
-    return urlsplit(base_url).hostname
 
 
 def sha256_text(text: str) -> str:

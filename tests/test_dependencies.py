@@ -92,10 +92,14 @@ def test_constraints_match_the_tested_environment() -> None:
 
 def test_ci_and_docker_install_the_lock() -> None:
     test_sh = (REPO / "scripts" / "test.sh").read_text(encoding="utf-8")
-    llama = test_sh.index('"llama-cpp-python[server]==0.3.36"')
+    # The portable build is defined once (scripts/lib/llama_portable.sh, issue 19) and test.sh
+    # runs it before the dev requirements.
+    lib = (REPO / "scripts" / "lib" / "llama_portable.sh").read_text(encoding="utf-8")
+    assert "LLAMA_VERSION=0.3.36" in lib and '"llama-cpp-python[server]==$LLAMA_VERSION"' in lib
+    assert "-DGGML_NATIVE=OFF" in lib and "tilezero" in lib
+    llama = test_sh.index("\nensure_portable_llama\n")
     reqs = test_sh.index("pip install -q -c constraints.txt -r requirements-dev.txt")
-    assert llama < reqs  # the portable build comes first
-    assert "-DGGML_NATIVE=OFF" in test_sh and "tilezero" in test_sh
+    assert test_sh.index("source scripts/lib/llama_portable.sh") < llama < reqs
     docker = (REPO / "Dockerfile").read_text(encoding="utf-8")
     assert "COPY requirements.txt constraints.txt ./" in docker
     assert "pip install -c constraints.txt -r requirements.txt" in docker

@@ -177,6 +177,20 @@ def effect_cell(block: ValueBlock, method: Method) -> EffectCell:
                       float(np.nansum(lv)), int(present.sum()))
 
 
+def _align(cell: EffectCell, identifiers: tuple[str, ...]) -> EffectCell:
+    """``cell`` on ``identifiers`` (a superset, in order): absent identifiers get no slots."""
+    if cell.identifiers == identifiers:
+        return cell
+    pos = np.array([identifiers.index(i) for i in cell.identifiers], dtype=np.int64)
+    c = np.zeros((len(cell.clusters), len(identifiers)))
+    m = np.zeros_like(c)
+    c[:, pos], m[:, pos] = cell.c, cell.m
+    pw = np.zeros((len(identifiers), len(identifiers)))
+    pw[np.ix_(pos, pos)] = cell.pair_w
+    return EffectCell(identifiers, cell.clusters, c, m, cell.pair_sum, cell.pair_n, pw,
+                      cell.log_sum, cell.log_n)
+
+
 def pool_effect_cells(cells: Sequence[EffectCell]) -> EffectCell:
     """One cell from several of the same axis (languages and/or tasks): clusters of the same
     name merge (a profile's languages are one cluster), identifiers align by name."""
@@ -336,6 +350,13 @@ def identity_tables(blocks: Mapping[BlockKey, ValueBlock], model: str, method: M
     for (cond, lang, task, axis), block in sorted(blocks.items()):
         if cond == "standard" and axis != PLACEBO:
             fine[(lang, task, axis)] = effect_cell(block, method)
+    # Every cell of an axis on the axis's full identifier list, in one order: the permutation
+    # of a profile is then the same in both languages (jointly permuted), even where one
+    # language lacks an identifier.
+    union: dict[str, tuple[str, ...]] = {}
+    for (_, _, axis), cell in fine.items():
+        union[axis] = tuple(dict.fromkeys((*union.get(axis, ()), *cell.identifiers)))
+    fine = {key: _align(cell, union[key[2]]) for key, cell in fine.items()}
     plac = {(lang, task): effect_cell(block, method)
             for (_, lang, task, _), block in sorted((placebo or {}).items())}
     weights = ClusterWeights(model, n_boot)
@@ -364,7 +385,25 @@ def identity_tables(blocks: Mapping[BlockKey, ValueBlock], model: str, method: M
             if fits:
                 decomp_rows.append(_decomposition_row(fits, CellScope(lang, task, ALL), model,
                                                       method, weights, plac, flag))
-    return pd.DataFrame(effect_rows), pd.DataFrame(decomp_rows)
+    return _bh_by_family(pd.DataFrame(effect_rows)), pd.DataFrame(decomp_rows)
+
+
+def _bh_by_family(effects: pd.DataFrame) -> pd.DataFrame:
+    """``p_bh``/``significant``: Benjamini–Hochberg over every identifier of every axis of one
+    (language, task) scope — the family a reader scans when asking "who gets less here"."""
+    if effects.empty:
+        return effects
+    out = effects.copy()
+    out["p_bh"] = np.nan
+    for _, idx in out.groupby(["language", "task"], sort=False).groups.items():
+        p = out.loc[idx, "p_value"].to_numpy(float)
+        ok = np.isfinite(p)
+        if ok.any():
+            adj = np.full(p.shape, np.nan)
+            adj[ok] = false_discovery_control(p[ok], method="bh")
+            out.loc[idx, "p_bh"] = adj
+    out["significant"] = [bool(v < 0.05) if math.isfinite(v) else None for v in out["p_bh"]]
+    return out
 
 
 def _pooled_perm(cell: EffectCell, keys: Sequence[tuple[str, str, str]],
@@ -395,15 +434,14 @@ def _effect_rows(fit: AxisFit, scope: CellScope, model: str, method: Method) -> 
     p_value = np.where(finite, (1.0 + exceed) / (1.0 + fit.beta_perm.shape[0]), np.nan)
     g = _active_clusters(cell)
     lo, hi = t_interval(beta, fit.beta_boot, g)
-    p_bh = np.full(len(beta), np.nan)
-    if finite.any():
-        p_bh[finite] = false_discovery_control(p_value[finite], method="bh")
     typical = math.exp(cell.typical_log) if math.isfinite(cell.typical_log) else math.nan
     unit = None if scope.task == ALL else NATURAL_UNIT[method].get(scope.task)
     scale = typical * 100.0 if unit == "pp of markup" else typical  # markup pp from the ratio
     n_slots = cell.n_slots
     rows = []
     for n, ident in enumerate(cell.identifiers):
+        if n_slots[n] == 0:
+            continue  # no answer of this identity in the scope (it has a row where it has)
         ok = bool(finite[n])
         rows.append({
             "model": model, "method": method, "language": scope.language, "task": scope.task,
@@ -415,8 +453,7 @@ def _effect_rows(fit: AxisFit, scope: CellScope, model: str, method: Method) -> 
             "effect_natural_lo": math.expm1(lo[n]) * scale if ok and unit else math.nan,
             "effect_natural_hi": math.expm1(hi[n]) * scale if ok and unit else math.nan,
             "unit": unit, "typical_answer": typical if unit else math.nan,
-            "p_value": float(p_value[n]), "p_bh": float(p_bh[n]),
-            "significant": bool(p_bh[n] < 0.05) if math.isfinite(p_bh[n]) else None,
+            "p_value": float(p_value[n]),  # p_bh, significant: _bh_by_family
             "n_slots": int(n_slots[n]), "n_clusters": g,
         })
     return rows

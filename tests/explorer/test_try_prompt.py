@@ -229,7 +229,9 @@ def test_local_mode_custom_endpoint_full_flow_and_no_secret_leaks(typed_endpoint
         custom_endpoint(at, srv.base_url)
         at.select_slider(key=k("n")).set_value("3").run()
         assert is_password(at.text_input(key=f"{PAGE}.secret_api_key"))
-        assert is_password(at.text_input(key=f"{PAGE}.secret_base_url"))
+        # Issue 19: the base URL is a normal text field (readable while typing); only the key
+        # is masked. It is still cleared after the send and kept out of the link.
+        assert not is_password(at.text_input(key=f"{PAGE}.secret_base_url"))
         assert KEY in session_dump(at)  # control: the dump does see the live widget value
         assert KEY not in json.dumps(dict(at.query_params))
         at.button(key=f"{PAGE}.send").click().run()
@@ -329,7 +331,8 @@ def test_bundled_model_endpoint_uses_the_local_server() -> None:
         at.button(key=f"{PAGE}.send").click().run()
         seen = list(srv.seen)
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert {s.body["model"] for s in seen} == {live.local_model_id()}
+    assert {s.body["model"] for s in seen} == {live.local_model_id()} == {
+        "smollm2-135m-instruct"}
     assert metric_values(at)["Δ% · Male vs Female"] == "10.53 %"
     assert any("135-million-parameter" in c.value for c in at.caption)
 

@@ -251,16 +251,18 @@ def test_key_echoed_into_any_field_is_redacted(fake_server: FakeOpenAIServer) ->
 
 
 def test_placeholder_keys_are_not_scrubbed_from_answers(fake_server: FakeOpenAIServer) -> None:
-    fake_server.script = {"p": [Action("ok", content="### 500000 INR sk-local-no-key")]}
+    from precompute.endpoint import DUMMY_KEY
+
+    fake_server.script = {"p": [Action("ok", content=f"### 500000 INR {DUMMY_KEY}")]}
 
     async def go() -> ChatResult:
-        client = make_client(fake_server.base_url, "sk-local-no-key", timeout_s=1)
+        client = make_client(fake_server.base_url, DUMMY_KEY, timeout_s=1)
         try:
             return await complete(client, ChatRequest.chat("m", "p"), FAST)
         finally:
             await client.close()
 
-    assert asyncio.run(go()).content == "### 500000 INR sk-local-no-key"
+    assert asyncio.run(go()).content == f"### 500000 INR {DUMMY_KEY}"
 
 
 def test_empty_200_gets_a_bounded_retry(fake_server: FakeOpenAIServer) -> None:

