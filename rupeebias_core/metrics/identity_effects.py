@@ -380,12 +380,35 @@ def identity_tables(blocks: Mapping[BlockKey, ValueBlock], model: str, method: M
             for axis, fit in fits.items():
                 scope = CellScope(lang, task, axis)
                 effect_rows += _effect_rows(fit, scope, model, method)
-                decomp_rows.append(_decomposition_row({axis: fit}, scope, model, method,
-                                                      weights, plac, flag))
+                decomp_rows.append(_decomposition_row(
+                    {axis: fit}, scope, model, method, weights, plac, flag,
+                    _by_language_task(fine, [k for k in keys if k[2] == axis])))
             if fits:
-                decomp_rows.append(_decomposition_row(fits, CellScope(lang, task, ALL), model,
-                                                      method, weights, plac, flag))
+                decomp_rows.append(_decomposition_row(
+                    fits, CellScope(lang, task, ALL), model, method, weights, plac, flag,
+                    _by_language_task(fine, [k for k in keys if k[2] in fits])))
     return _bh_by_family(pd.DataFrame(effect_rows)), pd.DataFrame(decomp_rows)
+
+
+def _by_language_task(fine: Mapping[tuple[str, str, str], EffectCell],
+                      keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str], EffectCell]:
+    """The scope's identity cells pooled per (language, task) over its axes (pair sums only
+    are used, so cells of different axes may pool)."""
+    groups: dict[tuple[str, str], list[EffectCell]] = {}
+    for key in keys:
+        groups.setdefault((key[0], key[1]), []).append(fine[key])
+    out = {}
+    for lt, cells in groups.items():
+        clusters = tuple(sorted({g for c in cells for g in c.clusters}))
+        pos = {g: n for n, g in enumerate(clusters)}
+        ps, pn = np.zeros(len(clusters)), np.zeros(len(clusters))
+        for c in cells:
+            gg = np.array([pos[g] for g in c.clusters], dtype=np.int64)
+            np.add.at(ps, gg, c.pair_sum)
+            np.add.at(pn, gg, c.pair_n)
+        out[lt] = EffectCell((), clusters, np.zeros((len(clusters), 0)),
+                             np.zeros((len(clusters), 0)), ps, pn, np.zeros((0, 0)))
+    return out
 
 
 def _bh_by_family(effects: pd.DataFrame) -> pd.DataFrame:
@@ -461,7 +484,8 @@ def _effect_rows(fit: AxisFit, scope: CellScope, model: str, method: Method) -> 
 
 def _decomposition_row(fits: Mapping[str, AxisFit], scope: CellScope, model: str,
                        method: Method, weights: ClusterWeights,
-                       plac: Mapping[tuple[str, str], EffectCell], flag: str | None) -> dict:
+                       plac: Mapping[tuple[str, str], EffectCell], flag: str | None,
+                       parts: Mapping[tuple[str, str], EffectCell]) -> dict:
     """Observed, systematic and placebo Δ% of a scope pooling one or several axes; the
     systematic part of several axes is their pair-weighted mean, and the test statistic their
     sum of squared effects (axes permuted independently, each within profile)."""
@@ -511,29 +535,49 @@ def _decomposition_row(fits: Mapping[str, AxisFit], scope: CellScope, model: str
         "systematic_share": share, "systematic_share_lo": sh_lo, "systematic_share_hi": sh_hi,
         "p_value": p_value, "n_pairs": n_pairs, "n_clusters": g_active, "flag": flag,
     }
-    row.update(_placebo_columns(scope, plac, method, weights, mean_delta, md_b, flag))
+    row.update(_placebo_columns(scope, plac, weights, parts, flag))
     return row
 
 
 def _placebo_columns(scope: CellScope, plac: Mapping[tuple[str, str], EffectCell],
-                     method: Method, weights: ClusterWeights, mean_delta: float,
-                     md_b: np.ndarray, flag: str | None) -> dict:
-    """The placebo floor of the scope's languages and tasks, and the excess over it with a
-    paired interval (the same cluster weights for both terms)."""
-    keys = [k for k in plac if scope.language in (ALL, k[0]) and scope.task in (ALL, k[1])
-            and not (scope.task == ALL and markup_gaps(method, k[1]))]
+                     weights: ClusterWeights, parts: Mapping[tuple[str, str], EffectCell],
+                     flag: str | None) -> dict:
+    """The placebo floor and the excess over it, **per (language, task)**, combined with the
+    identity pairs' weights: placebo_delta = Σ w_lt · placebo_lt, excess = Σ w_lt (Δ_lt −
+    placebo_lt), w_lt = the scope's identity pairs in (l, t) ÷ those of every (l, t) with
+    placebo answers. Why per (l, t): identity and placebo answers parse in different task mixes,
+    and pooling each side's own pairs would compare different mixes (a composition effect).
+    The interval is paired: the same profile weights on every term."""
     empty = {"placebo_delta": math.nan, "excess_delta": math.nan, "excess_delta_lo": math.nan,
-             "excess_delta_hi": math.nan, "n_placebo_pairs": 0}
-    if not keys or flag is not None:
+             "excess_delta_hi": math.nan, "n_placebo_pairs": 0, "placebo_coverage": math.nan}
+    if flag is not None:
         return empty
-    cell = pool_effect_cells([plac[k] for k in keys])
-    if cell.pair_n.sum() == 0:
+    # a (language, task) floor needs pairs in at least two profiles (else no interval)
+    used = [(lt, cell) for lt, cell in sorted(parts.items())
+            if lt in plac and int((plac[lt].pair_n > 0).sum()) >= 2 and cell.pair_n.sum() > 0]
+    if not used:
         return empty
-    placebo = float(cell.pair_sum.sum() / cell.pair_n.sum())
-    w = weights.for_clusters(cell.clusters)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pl_b = (w @ cell.pair_sum) / (w @ cell.pair_n)
-    excess = mean_delta - placebo
-    lo, hi = t_interval(excess, md_b - pl_b, int((cell.pair_n > 0).sum()))
+    total = sum(float(cell.pair_n.sum()) for _, cell in used)
+    all_pairs = sum(float(cell.pair_n.sum()) for cell in parts.values())
+    placebo = excess = 0.0
+    excess_b = 0.0
+    clusters: set[str] = set()
+    n_placebo = 0
+    for lt, cell in used:
+        pl = plac[lt]
+        w_lt = float(cell.pair_n.sum()) / total
+        md = float(cell.pair_sum.sum() / cell.pair_n.sum())
+        pm = float(pl.pair_sum.sum() / pl.pair_n.sum())
+        wi, wp = weights.for_clusters(cell.clusters), weights.for_clusters(pl.clusters)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            md_b = (wi @ cell.pair_sum) / (wi @ cell.pair_n)
+            pl_b = (wp @ pl.pair_sum) / (wp @ pl.pair_n)
+        placebo += w_lt * pm
+        excess += w_lt * (md - pm)
+        excess_b = excess_b + w_lt * (md_b - pl_b)
+        clusters |= set(cell.clusters) | set(pl.clusters)
+        n_placebo += int(pl.pair_n.sum())
+    lo, hi = t_interval(excess, np.asarray(excess_b), len(clusters))
     return {"placebo_delta": placebo, "excess_delta": excess, "excess_delta_lo": float(lo),
-            "excess_delta_hi": float(hi), "n_placebo_pairs": int(cell.pair_n.sum())}
+            "excess_delta_hi": float(hi), "n_placebo_pairs": n_placebo,
+            "placebo_coverage": total / all_pairs if all_pairs else math.nan}

@@ -154,3 +154,30 @@ def test_null_rejection_rate_and_ci_coverage_with_shared_effects() -> None:
         covered += d.mean_delta_lo <= truth <= d.mean_delta_hi
     assert reject / reps <= 0.09  # binomial(200, 0.05): P(> 18) < 1 %
     assert covered / reps >= 0.92
+
+
+def test_pooled_placebo_is_reweighted_to_the_identity_mix() -> None:
+    """Pooling two languages, the placebo floor is each language's floor weighted by the
+    *identity* pairs of that language (not by the placebo pairs), so a language with more
+    usable placebo answers cannot tilt the comparison."""
+    from rupeebias_core.metrics.blocks import ValueBlock
+
+    rng = np.random.default_rng(9)
+    blocks, plac = {}, {}
+    for lang, miss, pnoise in (("en", 0.0, 0.1), ("hinglish", 0.6, 0.5)):
+        sim = BlockSim(n_profiles=9, n_qvs=2, noise_sd=0.2, missing=miss)
+        b = simulate_block(sim, rng)
+        blocks[("standard", lang, sim.task, sim.axis)] = ValueBlock(
+            "standard", lang, sim.task, sim.axis, b.profiles, b.qvs, b.identifiers, b.values)
+        p = simulate_block(BlockSim(n_profiles=9, n_qvs=2, noise_sd=pnoise, n_identifiers=8),
+                           rng)
+        plac[("placebo", lang, sim.task, "placebo")] = ValueBlock(
+            "placebo", lang, sim.task, "placebo", p.profiles, p.qvs, p.identifiers, p.values)
+    _, dec = identity_tables(blocks, "sim-e", "corrected", ["en", "hinglish"],
+                             [sim.task], [sim.axis], placebo=plac)
+    row = dec[(dec.language == "all") & (dec.task == sim.task) & (dec.axis == sim.axis)].iloc[0]
+    per = {lang: dec[(dec.language == lang) & (dec.task == sim.task)
+                     & (dec.axis == sim.axis)].iloc[0] for lang in ("en", "hinglish")}
+    w = {lang: per[lang].n_pairs / row.n_pairs for lang in per}
+    assert row.placebo_delta == pytest.approx(sum(w[lg] * per[lg].placebo_delta for lg in w))
+    assert row.excess_delta == pytest.approx(row.mean_delta - row.placebo_delta)
