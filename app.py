@@ -18,10 +18,23 @@ st.set_page_config(page_title="RupeeBias Explorer", page_icon="₹", layout="wid
                    menu_items={"About": "RupeeBias Explorer: audits demographic bias in the "
                                         "economic advice language models give people in India."})
 
+# The default page is served at "/"; its url_path must differ from the alias's "overview".
+OVERVIEW = st.Page("pages/overview.py", title="Overview", icon=":material/leaderboard:",
+                   url_path="home", default=True)
+
+
+def _overview_alias() -> None:
+    """``/overview``: the default page lives at ``/``; an old or hand-typed ``/overview`` link
+    is sent there with its query parameters instead of Streamlit's "Page not found" dialog."""
+    st.switch_page(OVERVIEW, query_params={k: st.query_params.get_all(k)
+                                           for k in st.query_params})
+
+
 PAGES = {
     "Results": [
-        st.Page("pages/overview.py", title="Overview", icon=":material/leaderboard:",
-                url_path="overview", default=True),
+        OVERVIEW,
+        st.Page("pages/who_gets_less.py", title="Who gets less", icon=":material/balance:",
+                url_path="who_gets_less"),
         st.Page("pages/axes_use_cases.py", title="Axes & use cases",
                 icon=":material/radar:", url_path="axes_use_cases"),
         st.Page("pages/language_shift.py", title="Language shift", icon=":material/translate:",
@@ -40,10 +53,22 @@ PAGES = {
     "About": [
         st.Page("pages/methodology.py", title="Methodology", icon=":material/menu_book:",
                 url_path="methodology"),
+        st.Page(_overview_alias, title="Overview (old link)", url_path="overview",
+                visibility="hidden"),
     ],
 }
 
 page = st.navigation(PAGES)
+# Wide, fixed-width charts (faceted radars, small multiples) and long formulas scroll inside
+# their own box on a narrow screen instead of widening the whole page.
+st.html("<style>[data-testid='stVegaLiteChart'], [data-testid='stFullScreenFrame'] "
+        "{max-width: 100%; overflow-x: auto;} "
+        ".katex-display, [data-testid='stMarkdownContainer'] .katex {max-width: 100%; "
+        "overflow-x: auto; overflow-y: hidden; display: inline-block;} "
+        "[data-testid='stMarkdownContainer'] table {display: block; max-width: 100%; "
+        "overflow-x: auto;} "
+        "[data-testid='stMarkdownContainer'] code {white-space: pre-wrap; "
+        "overflow-wrap: anywhere;}</style>")
 with st.sidebar:
     st.caption("**RupeeBias Explorer** · numbers marked *Published* are transcribed from the "
                "RupeeBias paper; *Computed* ones were computed here from raw model answers. "

@@ -37,7 +37,8 @@ from explorer import data, vocab  # noqa: E402
 from tests.explorer import synthetic  # noqa: E402
 
 PAGES = {
-    "overview": "pages/overview.py", "axes_use_cases": "pages/axes_use_cases.py",
+    "overview": "pages/overview.py", "who_gets_less": "pages/who_gets_less.py",
+    "axes_use_cases": "pages/axes_use_cases.py",
     "language_shift": "pages/language_shift.py", "identifiers": "pages/identifiers.py",
     "consistency": "pages/consistency.py", "pair_browser": "pages/pair_browser.py",
     "methodology": "pages/methodology.py",
@@ -66,7 +67,17 @@ def page_queries(models: tuple[str, ...], raw_model: str) -> dict[str, dict[str,
                 ("source_kind", ("published",)))),
             "leaderboard": q("leaderboard"),
         },
-        "axes_use_cases": {"delta cells": q("delta", ("language", ("all",)),
+        "who_gets_less": {
+            "identity_effects": lambda st_: data.select_rows(st_, "identity_effects", (
+                ("axis", ("Caste",)), ("language", ("en",)), ("method", ("upstream",)),
+                ("model", (raw_model,)), ("task", ("salary_estimation",)))),
+            "missingness": lambda st_: data.select_rows(st_, "missingness", (
+                ("axis", ("Caste",)), ("language", ("en",)), ("method", ("upstream",)),
+                ("model", (raw_model,)), ("task", ("salary_estimation",)))),
+            "gap_decomposition": lambda st_: data.select_rows(st_, "gap_decomposition", (
+                ("axis", ("Caste", "all")), ("language", ("en",)), ("method", ("upstream",)),
+                ("model", (raw_model,)), ("task", ("salary_estimation",))))},
+        "axes_use_cases": {"delta cells": q("delta", ("language", ("en",)),
                                             ("task", (*vocab.TASKS, "all")),
                                             ("axis", vocab.AXES))},
         "language_shift": {"language_shift": q("language_shift"),

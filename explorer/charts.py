@@ -45,7 +45,7 @@ _Q, _N = "quantitative", "nominal"
 
 
 def _legend(**kw: object) -> alt.Legend:
-    return alt.Legend(orient="bottom", title=None, labelLimit=320, **kw)
+    return alt.Legend(orient="bottom", title=None, labelLimit=0, **kw)
 
 
 def records(frame: pd.DataFrame) -> alt.Data:
@@ -75,10 +75,67 @@ def with_data(chart: alt.TopLevelMixin, frame: pd.DataFrame) -> alt.TopLevelMixi
     return chart
 
 
+#: Characters Vega parses inside a field name (nested access, quoting, escapes). A field
+#: "Mean Kendall's W" made Vega fail with "Access path missing closing quote" and drew an
+#: empty chart; such names are replaced by look-alikes that Vega reads literally.
+_VEGA_UNSAFE = {"'": "\u2019", '"': "\u201d", ".": "\u2024", "[": "(", "]": ")", "\\": "/"}
+
+
+def safe_field(name: str) -> str:
+    """``name`` with every character Vega would parse replaced by a look-alike."""
+    return "".join(_VEGA_UNSAFE.get(ch, ch) for ch in str(name))
+
+
+def _rename_fields(node: object, names: dict[str, str]) -> object:
+    """Rewrite field references (``field``, ``groupby``, ``as``, facet/sort fields) and the
+    keys of inline records. Titles stay as they were."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key in ("field", "as") and isinstance(value, str):
+                out[key] = names.get(value, value)
+            elif key == "groupby" and isinstance(value, list):
+                out[key] = [names.get(v, v) if isinstance(v, str) else v for v in value]
+            elif key == "values" and isinstance(value, list) and value and isinstance(
+                    value[0], dict):
+                out[key] = [{names.get(k, k): v for k, v in rec.items()} for rec in value]
+            else:
+                out[key] = _rename_fields(value, names)
+        return out
+    if isinstance(node, list):
+        return [_rename_fields(v, names) for v in node]
+    return node
+
+
+def _field_names(node: object, found: set[str]) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("field", "as") and isinstance(value, str):
+                found.add(value)
+            elif key == "values" and isinstance(value, list):
+                for rec in value[:1]:
+                    if isinstance(rec, dict):
+                        found.update(str(k) for k in rec)
+            else:
+                _field_names(value, found)
+    elif isinstance(node, list):
+        for v in node:
+            _field_names(v, found)
+
+
+def sanitize_fields(spec: dict) -> dict:
+    """Make every field name of a Vega-Lite spec safe for Vega's access-path parser."""
+    found: set[str] = set()
+    _field_names(spec, found)
+    names = {f: safe_field(f) for f in found if safe_field(f) != f}
+    return _rename_fields(spec, names) if names else spec
+
+
 def to_spec(chart: alt.TopLevelMixin) -> dict:
     """The Vega-Lite dict for ``st.vega_lite_chart``, without re-validation and without
-    Altair's default 300-px view size (charts fill their container)."""
-    spec = chart.to_dict(validate=False)
+    Altair's default 300-px view size (charts fill their container); field names are made
+    safe for Vega (:func:`sanitize_fields`)."""
+    spec = sanitize_fields(chart.to_dict(validate=False))
     config = spec.get("config", {})
     view = config.get("view", {})
     for key in ("continuousWidth", "continuousHeight"):
@@ -136,28 +193,96 @@ def _facet(chart: alt.LayerChart, facet: str | None, order: Sequence[str] | None
         return chart
     return alt.FacetChart(spec=chart, columns=columns, facet=alt.Facet(
         field=facet, type=_N, sort=list(order or []), title=None,
-        header=alt.Header(labelFontWeight="bold", labelLimit=400)))
+        header=alt.Header(labelFontWeight="bold", labelLimit=0)))
+
+
+def clip_limits(values: Sequence[float] | pd.Series, signed: bool = False
+                ) -> tuple[float, float] | None:
+    """An axis range that one outlier cannot flatten, or None when nothing needs clipping.
+
+    The cap is a round number above 3 × the upper quartile of |value| (robust to a few
+    outliers); it applies only when some value lies beyond it. Points past the
+    cap are drawn at the edge with a ▶/◀ marker and their true value in the label."""
+    arr = np.asarray(pd.to_numeric(pd.Series(values), errors="coerce"), dtype=float)
+    arr = arr[np.isfinite(arr)]
+    if arr.size < 3:
+        return None
+    mag = np.abs(arr) if signed else np.clip(arr, 0, None)
+    q = float(np.quantile(mag, 0.75))
+    if q <= 0:
+        return None
+    cap = nice_ticks(3.0 * q)[-1]
+    if float(mag.max()) <= cap:
+        return None
+    low = -cap if signed else min(0.0, float(arr.min()))
+    return (low, cap)
+
+
+def _clip_columns(frame: pd.DataFrame, cols: Sequence[str], limits: tuple[float, float],
+                  value: str) -> pd.DataFrame:
+    """Add ``_c_<col>`` (value held inside the limits) and ``_clip`` (a marker with the true
+    value for points beyond them)."""
+    lo_lim, hi_lim = limits
+    out = frame.copy()
+    for c in cols:
+        if c in out.columns:
+            out[f"_c_{c}"] = pd.to_numeric(out[c], errors="coerce").clip(lo_lim, hi_lim)
+    v = pd.to_numeric(out[value], errors="coerce")
+    out["_clip"] = [f"▶ {x:,.0f}" if x > hi_lim else f"{x:,.0f} ◀" if x < lo_lim else None
+                    for x in v.fillna(0.0)]
+    out["_clip_x"] = [hi_lim if x > hi_lim else lo_lim if x < lo_lim else None
+                      for x in v.fillna(0.0)]
+    return out
+
+
+def clip_note(limits: tuple[float, float] | None, frame: pd.DataFrame, value: str) -> str:
+    """One line for the caption: how many points lie beyond the drawn range."""
+    if limits is None:
+        return ""
+    v = pd.to_numeric(frame[value], errors="coerce")
+    n = int(((v > limits[1]) | (v < limits[0])).sum())
+    return (f"{n} value(s) beyond {limits[1]:g} are drawn at the edge with ▶ and their true "
+            "value, so that one outlier does not flatten the rest." if n else "")
 
 
 def ci_dots(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str,
             y_order: Sequence[str], x_title: str, color_scale: alt.Scale | None = None,
             zero_line: bool = False, ref: float | None = None, tooltip: Sequence[str] = (),
             facet: str | None = None, facet_order: Sequence[str] | None = None,
-            columns: int = 2) -> alt.TopLevelMixin:
-    """Points with 95% CI whiskers, one row per ``y``; several colours per row are offset."""
-    ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=320))
+            columns: int = 2, clip: bool = True) -> alt.TopLevelMixin:
+    """Points with 95% CI whiskers, one row per ``y``; several colours per row are offset.
+
+    With ``clip`` an outlier is held at the edge of an outlier-proof range (see
+    :func:`clip_limits`), marked ▶ with its true value; the tooltip shows the real numbers."""
+    ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=0))
     off = alt.YOffset(field=color, type=_N)
     col = alt.Color(field=color, type=_N, scale=color_scale or alt.Undefined, legend=_legend())
+    limits = clip_limits(pd.concat([frame[x], frame.get(lo, frame[x]), frame.get(hi, frame[x])]),
+                         signed=zero_line) if clip and len(frame) else None
+    xs, los, his = x, lo, hi
+    scale = alt.Undefined
+    if limits is not None:
+        frame = _clip_columns(frame, (x, lo, hi), limits, x)
+        xs, los, his = f"_c_{x}", f"_c_{lo}", f"_c_{hi}"
+        scale = alt.Scale(domain=list(limits), nice=False)
     layers: list[alt.Chart] = []
     if zero_line:
         layers.append(_rule_at(0.0))
     if ref is not None:
         layers.append(_rule_at(ref, dash=(6, 3), color="#444444"))
-    layers.append(alt.Chart().mark_rule(strokeWidth=2).encode(
-        alt.X(field=lo, type=_Q, title=x_title), alt.X2(field=hi), ych, off, col))
+    if lo in frame.columns:
+        layers.append(alt.Chart().mark_rule(strokeWidth=2).encode(
+            alt.X(field=los, type=_Q, title=x_title, scale=scale), alt.X2(field=his), ych, off,
+            col))
     layers.append(alt.Chart().mark_point(filled=True, size=70, opacity=1).encode(
-        alt.X(field=x, type=_Q, title=x_title), ych, off, col,
+        alt.X(field=xs, type=_Q, title=x_title, scale=scale), ych, off, col,
         tooltip=_tips((y, color, x, lo, hi, *tooltip), frame)))
+    if limits is not None:
+        layers.append(alt.Chart().mark_text(align="right", dx=-6, fontSize=10,
+                                            fontWeight="bold", color="#B00020").transform_filter(
+            alt.FieldValidPredicate(field="_clip_x", valid=True)).encode(
+            alt.X(field="_clip_x", type=_Q, scale=scale), ych, off,
+            alt.Text(field="_clip", type=_N)))
     chart = alt.LayerChart(layer=layers)
     if facet:
         return with_data(_facet(chart.properties(height=_row_step(frame, color), width=320),
@@ -241,7 +366,7 @@ def radars(data: pd.DataFrame, *, panel_order: Sequence[str], series_labels: dic
     chart = alt.LayerChart(layer=layers).properties(width=size, height=size)
     return with_data(alt.FacetChart(spec=chart, columns=columns, facet=alt.Facet(
         field="panel", type=_N, sort=list(panel_order), title=None,
-        header=alt.Header(labelFontWeight="bold", labelLimit=400))).configure_view(
+        header=alt.Header(labelFontWeight="bold", labelLimit=0))).configure_view(
         strokeWidth=0), data)
 
 
@@ -265,8 +390,8 @@ def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
     scale = (alt.Scale(scheme="blueorange", domainMid=0, domain=dom) if diverging
              else alt.Scale(scheme="blues", domain=dom))
     xch = alt.X(field=x, type=_N, sort=list(x_order), title=None,
-                axis=alt.Axis(labelAngle=-30, labelLimit=220, orient="top"))
-    ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=360))
+                axis=alt.Axis(labelAngle=-30, labelLimit=0, orient="top"))
+    ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=0))
     rect = alt.Chart().mark_rect().encode(
         xch, ych, alt.Color(field=value, type=_Q, scale=scale, title=title,
                             legend=alt.Legend(orient="bottom")),
@@ -307,7 +432,7 @@ def bars_ci(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str
     """Horizontal bars with CI whiskers (merit sensitivity, rank agreement, W by model).
 
     ``opacity`` names a boolean column: False bars are drawn faint (e.g. not significant)."""
-    ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=320))
+    ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=0))
     off = alt.YOffset(field=color, type=_N)
     enc = [alt.X(field=x, type=_Q, title=x_title), ych, off,
            alt.Color(field=color, type=_N, scale=color_scale or alt.Undefined, legend=_legend())]
@@ -332,7 +457,7 @@ def signed_bars(frame: pd.DataFrame, *, x: str, y: str, y_order: Sequence[str], 
     data = frame.assign(Effect=["reduced" if v <= 0 else "increased" for v in frame[x]])
     return with_data(alt.Chart().mark_bar().encode(
         alt.X(field=x, type=_Q, title=x_title),
-        alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=320)),
+        alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=0)),
         alt.Color(field="Effect", type=_N, scale=alt.Scale(domain=["reduced", "increased"],
                                                            range=["#0072B2", "#D55E00"]),
                   legend=alt.Legend(orient="bottom", title="Gap after the instruction")),
@@ -345,16 +470,28 @@ def deviation_dots(frame: pd.DataFrame, *, y_order: Sequence[str], color_order: 
     """% deviation of each identifier from its axis mean, one dot per model; one panel per
     axis when several axes are shown (each panel lists that axis's identifiers)."""
     ych = alt.Y(field="Identifier", type=_N, sort=list(y_order), title=None,
-                axis=alt.Axis(labelLimit=260))
+                axis=alt.Axis(labelLimit=0))
+    limits = clip_limits(frame["Deviation %"], signed=True) if len(frame) else None
+    xfield, scale = "Deviation %", alt.Undefined
+    if limits is not None:
+        frame = _clip_columns(frame, ("Deviation %",), limits, "Deviation %")
+        xfield, scale = "_c_Deviation %", alt.Scale(domain=list(limits), nice=False)
     dots = alt.Chart().mark_point(filled=True, size=55, opacity=0.9).encode(
-        alt.X(field="Deviation %", type=_Q, title="% above (+) or below (−) the axis average"),
+        alt.X(field=xfield, type=_Q, title="% above (+) or below (−) the axis average",
+              scale=scale),
         ych,
         alt.Color(field="Model", type=_N, sort=list(color_order), legend=_legend(columns=3),
                   scale=alt.Scale(domain=list(color_order),
                                   range=(MODEL_PALETTE * 4)[:max(1, len(color_order))])),
         tooltip=_tips(("Model", "Axis", "Identifier", "Deviation %", "n rows", "Source type"),
                       frame))
-    layer = alt.LayerChart(layer=[_rule_at(0.0), dots])
+    layers = [_rule_at(0.0), dots]
+    if limits is not None:
+        layers.append(alt.Chart().mark_text(align="right", dx=-6, fontSize=10,
+                                            fontWeight="bold", color="#B00020").transform_filter(
+            alt.FieldValidPredicate(field="_clip_x", valid=True)).encode(
+            alt.X(field="_clip_x", type=_Q, scale=scale), ych, alt.Text(field="_clip", type=_N)))
+    layer = alt.LayerChart(layer=layers)
     axes = frame["Axis"].nunique() if len(frame) else 1
     if axes > 1:
         sizes = frame.groupby("Axis")["Identifier"].nunique()
@@ -365,3 +502,8 @@ def deviation_dots(frame: pd.DataFrame, *, y_order: Sequence[str], color_order: 
             spec=layer.properties(width=520, height=alt.Step(16)),
             facet=alt.FacetMapping(row=row)).resolve_scale(y="independent"), frame)
     return with_data(layer.properties(height=alt.Step(18)), frame)
+
+
+def flag_scale(flagged: str, not_flagged: str) -> alt.Scale:
+    """Vermillion for a BH-flagged effect, grey for one that could be noise."""
+    return alt.Scale(domain=[flagged, not_flagged], range=["#D55E00", "#8C8C8C"])

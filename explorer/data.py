@@ -50,6 +50,11 @@ METRIC_TABLES: Mapping[str, tuple[str, ...]] = {
     "identifier_deviation": ("model", "language", "task", "axis", "identifier_value", "pct_dev"),
     "fairness_ablation": ("model", "language", "delta"),
     "parse_health": ("model", "parse_health"),
+    # Bias vs noise (methodology §4.11; computed models only). Pages degrade to a note when a
+    # deployment has not computed them yet.
+    "identity_effects": ("model", "language", "task", "axis", "identifier_value", "effect_pct"),
+    "gap_decomposition": ("model", "language", "task", "axis", "mean_delta"),
+    "missingness": ("model", "language", "task", "axis", "identifier_value", "refusal_rate"),
     "models": ("model",),
     "dataset_composition": ("task", "n_prompts"),
 }
@@ -359,6 +364,17 @@ def rows(table: str, **filters: str | Sequence[str] | None) -> pd.DataFrame:
     means "no filter on this column". Raises :class:`DataUnavailable`.
     """
     return _rows_cached(*current(), table, _normalise(filters))
+
+
+def computed_file_has(table: str, column: str) -> bool:
+    """Whether the computed file of ``table`` (``metrics/<table>.parquet``) has ``column``
+    (True when there is no such file). Tells a null ``flag`` written by precompute from a file
+    written before the column existed: the union with the published file fills both with
+    nulls."""
+    st_ = store()
+    path = str(st_.root / "metrics" / f"{table}.parquet")
+    cols = st_.file_columns.get(path)
+    return cols is None or column in cols
 
 
 def has_table(table: str) -> bool:

@@ -114,11 +114,14 @@ def leaderboard(cells: pd.DataFrame, universe: pd.DataFrame, task: str, axis: st
                               .fillna(np.nan), out[f"{first} Mean Δ%"], strict=True)
     ]
     out["Notes"] = [notes.get(k, "") for k in key]
+    out["Coverage"] = ["not a gap (counter-offer markups, authors' method)"
+                       if MARKUP_NOTE in str(n) else c
+                       for c, n in zip(out["Coverage"], out["Notes"], strict=True)]
     out = out.rename(columns={"label": "Model", "weights": "Weights", "model": "Model ID",
                               "source_kind": "Source type"})
     out["Source type"] = out["Source type"].map(vocab.SOURCE_LABELS)
-    lead = ["Model", "Source type", "Source"]
-    tail = ["Coverage", "Notes", "Weights", "Model ID"]
+    lead = ["Model"]  # the answers come straight after the model; provenance follows
+    tail = ["Coverage", "Source type", "Source", "Notes", "Weights", "Model ID"]
     rest = [c for c in out.columns if c not in lead and c not in tail]
     return out[lead + rest + tail]
 
@@ -302,3 +305,56 @@ def slot_summary(gaps: pd.DataFrame, key: str) -> dict[str, float]:
     v10 = float((finite > 10).mean() * 100) if finite.size else math.nan
     return {"mean": ci.mean, "lo": ci.lo, "hi": ci.hi, "n": ci.n, "v10": v10,
             "n_missing": int(len(deltas) - finite.size)}
+
+
+MARKUP_FLAGS = ("upstream_markup_gaps", "includes_upstream_markup_gaps")
+MARKUP_NOTE = ("not a gap: under the authors' method counter-offer answers are compared as "
+               "markups, whose relative 'gap' can be negative — choose the corrected method")
+_GAP_VALUES = ("mean_delta", "mean_delta_lo", "mean_delta_hi", "violation_10",
+               "violation_10_lo", "violation_10_hi", "mean_delta_unweighted")
+
+
+def markup_flags(frame: pd.DataFrame, derive: bool = False) -> pd.Series:
+    """True for rows that are not gaps (docs/data-format.md ``flag``). With ``derive`` (the
+    computed file predates the ``flag`` column) computed rows get it derived the same way:
+    upstream rows of the counter-offer use case, and upstream ``task='all'`` rows that pool
+    them."""
+    if frame.empty:
+        return pd.Series(False, index=frame.index)
+    flagged = (frame["flag"].isin(MARKUP_FLAGS).fillna(False).astype(bool)
+               if "flag" in frame.columns else pd.Series(False, index=frame.index))
+    if "flag" in frame.columns and not derive:
+        return flagged
+    computed = frame.get("source_kind", pd.Series("computed", index=frame.index)) == "computed"
+    upstream = frame.get("method", pd.Series("upstream", index=frame.index)) == "upstream"
+    # leaderboard rows carry no task column: they are the task='all' cell
+    task = frame.get("task", pd.Series("all", index=frame.index)).isin(
+        ("counter_offer_recommendation", "all"))
+    return (flagged | (computed & upstream & task)).astype(bool)
+
+
+def mask_markup(frame: pd.DataFrame, derive: bool = False) -> pd.DataFrame:
+    """Blank the gap values of flagged rows (never shown as a gap, negative or not) and say
+    why in ``note``; the rows stay, so the table still lists the model. ``derive``: see
+    :func:`markup_flags`."""
+    flagged = markup_flags(frame, derive)
+    if not flagged.any():
+        return frame
+    out = frame.copy()
+    for col in _GAP_VALUES:
+        if col in out.columns:
+            out[col] = out[col].astype(float).mask(flagged.to_numpy())
+    note = out["note"].astype(object) if "note" in out.columns else pd.Series(
+        None, index=out.index, dtype=object)
+    out["note"] = [MARKUP_NOTE if f else n for f, n in zip(flagged, note, strict=True)]
+    return out
+
+
+def drop_empty(frame: pd.DataFrame, protect: Sequence[str] = ()) -> tuple[pd.DataFrame,
+                                                                           list[str]]:
+    """Drop number columns with no value at all (e.g. the Overall columns the paper does not
+    publish per axis); returns the frame and the names dropped, for the caption."""
+    dropped = [c for c in frame.columns if c not in protect
+               and pd.api.types.is_numeric_dtype(frame[c]) and frame[c].isna().all()
+               and len(frame)]
+    return frame.drop(columns=dropped), dropped

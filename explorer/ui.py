@@ -53,6 +53,67 @@ HELP: Mapping[str, str] = {
 }
 
 
+#: One line that travels with every published interval (methodology §4.11).
+PAPER_CI_CAVEAT = (
+    "**Published intervals are too narrow.** The paper's 95 % intervals treat every pair of "
+    "answers as a separate experiment; in simulation such intervals contain the true value only "
+    "50–58 % of the time (Methodology §4.11). Read them as several times too narrow. The paper "
+    "reports no noise floor, so it cannot say how much of a gap is a consistent identity effect.")
+#: Mean Δ% has no direction: it says how far apart answers are, not who gets less.
+NO_DIRECTION = ("Mean Δ% has no direction: it says how far apart the answers are, not which "
+                "identity gets less. The paper gives no rupee amounts.")
+
+#: Plain definitions of the jargon, shown where a term first appears on a page.
+GLOSSARY: Mapping[str, str] = {
+    "Mean Δ%": "**Mean Δ%** — how far apart, in %, the answers to two prompts are that differ "
+               "only in the stated identity, averaged over all such pairs (0 = identical).",
+    "V@10": "**V@10** — the share of those pairs whose answers differ by more than 10 %.",
+    "CI": "**95 % CI** — the range the number would plausibly take if the benchmark were run "
+          "again.",
+    "Kendall's W": "**Kendall's W** — 0 to 1: do the same identities keep coming out on top "
+                   "and bottom across the candidate profiles? 1 = always the same order.",
+    "CPG": "**CPG** (canonical pair gap) — the signed gap for one chosen contrast per axis, "
+           "e.g. Brahmin vs Dalit; positive = the first gets more.",
+    "MOG": "**MOG** (maximum observed gap) — the largest gap between any two identities of an "
+           "axis, naming both.",
+    "BH": "**BH** — Benjamini–Hochberg: p-values corrected for testing many identities at "
+          "once; *flagged* = still below 5 % after the correction.",
+    "systematic": "**Systematic share** — how much of a gap would remain if the model had only "
+                  "consistent identity effects and no random jitter.",
+    "placebo": "**Placebo floor** — the gap produced by swapping identity-free statements "
+               "(\"I am left-handed\"); a real identity effect must exceed it.",
+    "Spearman ρ": "**Spearman ρ** — agreement of two rankings: 1 = same order, 0 = unrelated, "
+                  "negative = reversed.",
+}
+
+
+def jargon(*terms: str) -> None:
+    """Explain the terms a view uses, once, right where they first appear."""
+    lines = [GLOSSARY[t] for t in terms if t in GLOSSARY]
+    if lines:
+        st.caption("  \n".join(lines))
+
+
+def paper_ci_caveat() -> None:
+    st.caption(PAPER_CI_CAVEAT)
+
+
+def sentence(text: str) -> None:
+    """The one plain sentence that says what the view shows (number, uncertainty, caveat)."""
+    st.markdown(f"> {text}")
+
+
+def lane(kind: str, extra: str = "") -> None:
+    """A lane heading: published figures and models computed here are never ranked together."""
+    label, color = SOURCE_BADGE[kind]
+    what = ("the paper's nine models, transcribed" if kind == "published" else
+            "models whose raw answers were scored here — not comparable with the paper's "
+            "models and not ranked among them")
+    st.markdown(f"#### :{color}-badge[{label}] {what}")
+    if extra:
+        st.caption(extra)
+
+
 _routing = threading.local()
 _router_has_run = False  # st.navigation ran in this process: Streamlit left pages/ mode for good
 
@@ -115,6 +176,14 @@ def fmt_num(value: float | None, digits: int = 1) -> str:
     return f"{value:,.{digits}f}"
 
 
+def fmt_signed(value: float | None, digits: int = 1, unit: str = "%") -> str:
+    """``+1.2%`` / ``−3.4%``; ``—`` for a missing value (never ``+nan%``)."""
+    if value is None or pd.isna(value) or not math.isfinite(float(value)):
+        return "—"
+    text = f"{float(value):+,.{digits}f}".replace("-", "−")
+    return f"{text}{unit}"
+
+
 def fmt_ci(value: float | None, lo: float | None, hi: float | None, digits: int = 1) -> str:
     """``12.3 [11.9, 12.7]``; ``12.3 [CI not reported]`` when only the point exists."""
     if value is None or pd.isna(value):
@@ -160,7 +229,10 @@ def column_config(frame: pd.DataFrame) -> dict[str, object]:
     for col in frame.columns:
         name = str(col)
         help_text = next((text for k, text in HELP.items() if k.lower() in name.lower()), None)
-        if name.endswith("n pairs") or name.startswith("n ") or name in ("n", "n rows"):
+        if name in ("Model", "Row", "Identifier"):  # never truncate the names
+            config[name] = st.column_config.TextColumn(name, width="medium", pinned=True,
+                                                       help=help_text)
+        elif name.endswith("n pairs") or name.startswith("n ") or name in ("n", "n rows"):
             config[name] = st.column_config.NumberColumn(name, format="localized",
                                                          help=help_text)
         elif pd.api.types.is_float_dtype(frame[col]):
@@ -189,21 +261,84 @@ def table(frame: pd.DataFrame, name: str, key: str, height: int | str = "auto",
             color=[SOURCE_COLORS[k] for k in vocab.SOURCE_LABELS])
     if height == "auto":  # show every row up to ~16 without an inner scrollbar
         height = min(38 + 35 * max(len(frame), 1), 600)
-    st.dataframe(shown, hide_index=True, column_config=cfg, height=height, key=f"df-{key}")
+    st.dataframe(styled(shown, cfg), hide_index=True, column_config=cfg, height=height,
+                 key=f"df-{key}")
     downloads(frame, name, key)
 
 
+def styled(frame: pd.DataFrame, cfg: dict[str, object]) -> object:
+    """The frame as a Styler that prints missing values as ``—`` (never ``None``/``nan``)
+    with each number column's digits; sorting still uses the numbers. Small frames only
+    (a Styler renders every cell)."""
+    if frame.empty or len(frame) > 5000:
+        return frame
+    formats: dict[str, object] = {}
+    for col in frame.columns:
+        name = str(col)
+        if name.endswith("n pairs") or name.startswith("n ") or name in ("n", "n rows"):
+            formats[col] = lambda v: "—" if pd.isna(v) else f"{int(v):,}"
+        elif pd.api.types.is_float_dtype(frame[col]):
+            digits = 3 if any(k in name for k in ("W", "ρ", "rho", "p ")) else 2
+            formats[col] = (lambda d: lambda v: "—" if pd.isna(v) else f"{v:,.{d}f}")(digits)
+    for col, conf in list(cfg.items()):  # Styler text wins over a NumberColumn's format
+        if col in formats and isinstance(conf, dict) and conf.get("type_config", {}).get(
+                "format"):
+            conf["type_config"].pop("format", None)
+    return frame.style.format(formats, na_rep="—")
+
+
 def chart(spec: alt.TopLevelMixin, data: pd.DataFrame, name: str, key: str, alt_text: str,
-          stretch: bool = True) -> None:
-    """Show an Altair chart and offer its underlying data."""
-    render(spec, key, alt_text, stretch=stretch)
+          stretch: bool = True, title: str | None = None, subtitle: str = "",
+          source: str = "") -> None:
+    """Show an Altair chart and offer its underlying data.
+
+    With ``title`` the chart carries its own title, the filters (``subtitle``), the source
+    line and the date, so a PNG/SVG saved from the chart's menu stands on its own."""
+    render(spec, key, alt_text, stretch=stretch, title=title, subtitle=subtitle,
+           source=source)
     downloads(data, f"{name} chart data", f"chart-{key}", what="chart data")
 
 
-def render(spec: alt.TopLevelMixin, key: str, alt_text: str, stretch: bool = True) -> None:
+def press_title(title: str, subtitle: str = "", source: str = "") -> dict[str, object]:
+    """A Vega-Lite title block: title, the filters, the source line and today's date."""
+    import datetime as _dt
+
+    today = _dt.datetime.now(tz=_dt.UTC).date().isoformat()
+    lines = [line for line in (subtitle, f"{source} · {today}" if source else today) if line]
+    return {"text": title, "subtitle": lines, "anchor": "start", "fontSize": 14,
+            "subtitleColor": "#444444", "subtitleFontSize": 11, "offset": 10}
+
+
+def render(spec: alt.TopLevelMixin, key: str, alt_text: str, stretch: bool = True,
+           title: str | None = None, subtitle: str = "", source: str = "") -> None:
     """Draw an Altair chart from its Vega-Lite dict (see ``charts.to_spec`` for why)."""
-    st.vega_lite_chart(spec=charts.to_spec(spec), key=f"chart-{key}",
+    out = charts.to_spec(spec)
+    if title:
+        out["title"] = press_title(title, subtitle, source)
+        out.setdefault("padding", {"left": 5, "right": 40, "top": 5, "bottom": 5})
+    st.vega_lite_chart(spec=out, key=f"chart-{key}",
                        width="stretch" if stretch else "content", alt=alt_text)
+
+
+def source_line(frame: pd.DataFrame, labels: Mapping[str, str]) -> str:
+    """"Source: RupeeBias paper, Table 2 (published)" or "Computed with RupeeBias Explorer from
+    N answers of MODEL", from the ``source``/``source_kind``/``model`` columns of ``frame``."""
+    if frame.empty or "source_kind" not in frame.columns:
+        return ""
+    parts = []
+    pub = frame[frame["source_kind"] == "published"]
+    if len(pub):
+        tables = sorted({str(s).split(":", 1)[-1].strip().split(" (")[0]
+                         for s in pub.get("source", pd.Series(dtype=str)).dropna()})
+        parts.append("Source: RupeeBias paper, " + ", ".join(tables or ["tables"])
+                     + " (published)")
+    comp = frame[frame["source_kind"] == "computed"]
+    if len(comp):
+        names = ", ".join(labels.get(m, m) for m in dict.fromkeys(comp["model"]))
+        n = comp["n_pairs"].max() if "n_pairs" in comp.columns else None
+        count = f"{int(n):,} answer pairs of " if n is not None and not pd.isna(n) else ""
+        parts.append(f"Computed with RupeeBias Explorer from {count}{names}")
+    return " · ".join(parts)
 
 
 def lazy_tabs(ps: PageState, name: str, tabs: Mapping[str, str]) -> tuple[object, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer import charts, data, filters, tables, ui, vocab
+from explorer import charts, data, filters, sentences, tables, ui, vocab
 from explorer.state import PageState, Param
 
 PAGE = "axes"
@@ -17,15 +17,19 @@ ui.page_header(
     "Axes & use cases",
     "Which identities and which kinds of advice drive each model's gaps? Each shape below is "
     "one model: the further a point sits from the centre, the larger the average gap (Mean Δ%) "
-    "between identities on that axis, for that use case.",
+    "between identities on that axis, for that use case. The paper's nine models come first; "
+    "models computed here follow in their own lane, on their own scale.",
 )
+ui.jargon("Mean Δ%", "CI")
 models = filters.load_models()
 if models is None:
     st.stop()
 
 ps = PageState(PAGE, [
     *filters.common_params(models),
-    Param("lang", filters.LANG_OPTIONS, "all"),
+    # The paper publishes per-axis numbers per language only (Tables 3/4): open on English so
+    # its nine models are on screen; the pooled view (Figure 2, computed models) is one click.
+    Param("lang", filters.LANG_OPTIONS, "en"),
     Param("scale", ("shared", "own"), "shared"),
     Param("pooled", ("yes", "no"), "yes"),
     Param("hm_task", filters.TASK_OPTIONS, "all"),
@@ -52,6 +56,8 @@ with ui.guard("Axis × use-case gaps"):
     cells = data.rows("delta", language=lang, task=tasks, axis=vocab.AXES, model=sel_models,
                       source_kind=kinds, method=method)
     cells, hidden = tables.prefer_published(cells, ["model", "language", "task", "axis"])
+    cells = tables.mask_markup(cells, derive=not data.computed_file_has("delta", "flag"))
+    cells = cells[cells["mean_delta"].notna()] if len(cells) else cells
     cells = cells.assign(order=[data.model_order_key(m) for m in cells["model"]]).sort_values(
         ["order", "source_kind"]).drop(columns="order")
     universe = tables.model_frame(models, sel_models, kinds)
@@ -65,6 +71,14 @@ with ui.guard("Axis × use-case gaps"):
         st.info(f"No per-axis numbers for {len(missing)} of the selected model rows at this "
                 f"language: {', '.join(missing)}. {why}", icon=":material/info:")
 
+    pub_cells = cells[(cells["source_kind"] == "published") & (cells["task"] == vocab.ALL)]
+    if len(pub_cells):
+        top = pub_cells.loc[pub_cells["mean_delta"].astype(float).idxmax()]
+        ui.sentence(sentences.gap(labels.get(top["model"], top["model"]), top["mean_delta"],
+                                  top.get("mean_delta_lo"), top.get("mean_delta_hi"),
+                                  lang=lang, task=vocab.ALL, axis=str(top["axis"]),
+                                  published=True)
+                    + " That is the largest per-axis gap among the published models here.")
     series_labels = {k: vocab.TASK_LABELS[k] for k in (*vocab.TASKS, vocab.ALL)}
     series_labels[vocab.ALL] = "All use cases (pooled)"
     box, view = ui.lazy_tabs(ps, "view", VIEWS)
@@ -77,14 +91,24 @@ with ui.guard("Axis × use-case gaps"):
                        "Radar charts show a model's overall shape but are poor for exact "
                        "comparison — use the dot plot or heatmap tabs for that.")
             if panel_order:
-                panels = {panel[key]: sub for key, sub in
-                          cells.groupby(["model", "source_kind"], sort=False)}
-                rdata = charts.radar_data(panels, shared=ps.value("scale") == "shared",
-                                          series_labels=series_labels)
-                ui.render(charts.radars(rdata, panel_order=panel_order,
-                                        series_labels=series_labels),
-                          f"{PAGE}-radar", "Radar charts of Mean Δ% by axis, one per model",
-                          stretch=False)
+                # One lane per source: a computed model's scale never shrinks the paper's.
+                for kind in [k for k in vocab.SOURCE_KINDS if k in set(cells["source_kind"])]:
+                    lane_cells = cells[cells["source_kind"] == kind]
+                    ui.lane(kind)
+                    panels = {panel[key]: sub for key, sub in
+                              lane_cells.groupby(["model", "source_kind"], sort=False)}
+                    rdata = charts.radar_data(panels, shared=ps.value("scale") == "shared",
+                                              series_labels=series_labels)
+                    ui.render(charts.radars(rdata, panel_order=[p for p in panel_order
+                                                                if p in panels],
+                                            series_labels=series_labels),
+                              f"{PAGE}-radar-{kind}",
+                              "Radar charts of Mean Δ% by axis, one per model", stretch=False,
+                              title=f"Mean Δ% by axis — {vocab.SOURCE_LABELS[kind]}",
+                              subtitle=f"{LANG_LABELS[lang]} · {vocab.METHOD_LABELS[method]}",
+                              source=ui.source_line(lane_cells, labels))
+                    if kind == "published":
+                        ui.paper_ci_caveat()
                 radar_table = cells.assign(Model=[panel[k] for k in zip(
                     cells["model"], cells["source_kind"], strict=True)],
                     **{"Use case": cells["task"].map(series_labels)})[
@@ -105,14 +129,24 @@ with ui.guard("Axis × use-case gaps"):
                     "Axis": cells["axis"], "Use case": cells["task"].map(series_labels),
                     "Mean Δ%": cells["mean_delta"], "CI low": cells["mean_delta_lo"],
                     "CI high": cells["mean_delta_hi"], "Source": cells["source"]})
-                spec = charts.ci_dots(frame, x="Mean Δ%", lo="CI low", hi="CI high", y="Axis",
-                                      color="Use case", y_order=vocab.AXES, x_title="Mean Δ%",
-                                      color_scale=charts.task_scale(series_labels,
-                                                                    frame["Use case"]),
-                                      tooltip=("Source",), facet="Model", facet_order=panel_order)
-                ui.chart(spec, frame, f"axis use case dots {lang}", f"{PAGE}-dots",
-                         alt_text="Dot plots of Mean Δ% by axis and use case, one per model",
-                         stretch=False)
+                frame["Kind"] = cells["source_kind"].to_numpy()
+                for kind in [k for k in vocab.SOURCE_KINDS if k in set(frame["Kind"])]:
+                    part = frame[frame["Kind"] == kind].drop(columns="Kind")
+                    ui.lane(kind)
+                    spec = charts.ci_dots(part, x="Mean Δ%", lo="CI low", hi="CI high",
+                                          y="Axis", color="Use case", y_order=vocab.AXES,
+                                          x_title="Mean Δ%",
+                                          color_scale=charts.task_scale(series_labels,
+                                                                        part["Use case"]),
+                                          tooltip=("Source",), facet="Model",
+                                          facet_order=[p for p in panel_order
+                                                       if p in set(part["Model"])])
+                    ui.chart(spec, part, f"axis use case dots {kind} {lang}",
+                             f"{PAGE}-dots-{kind}",
+                             alt_text="Dot plots of Mean Δ% by axis and use case, one per model",
+                             stretch=False)
+                    if kind == "published":
+                        ui.paper_ci_caveat()
             else:
                 ui.no_rows("per-axis cells")
 

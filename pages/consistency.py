@@ -35,6 +35,7 @@ lang = str(ps.value("lang"))
 langs = vocab.LANGUAGES if lang == "all" else (lang,)
 weights = dict(zip(models["model"], models["weights"], strict=True))
 ui.source_legend([k for k in vocab.SOURCE_KINDS if k in kinds])
+ui.jargon("Kendall's W", "Mean Δ%", "Spearman ρ")
 
 
 def row_label(model: str, kind: str) -> str:
@@ -93,6 +94,31 @@ def section_kendall() -> None:
                 **{f"{a} W": wide.get(a) for a in (*vocab.AXES, "Mean")},
                 "Not significant (BH)": wide["Not significant"].fillna(""),
                 "Model ID": wide["Model ID"]})
+            if "w_chance" in kw.columns:
+                chance = kw[(kw["axis"] == "Mean") & kw["w_chance"].notna()]
+                if len(chance):
+                    r = chance.iloc[0]
+                    verdict = ("above chance" if pd.notna(r.get("w_perm_p"))
+                               and float(r["w_perm_p"]) < 0.05 else "not above chance")
+                    ui.sentence(
+                        f"{labels.get(r['Model ID'], r['Model ID'])}'s mean W in "
+                        f"{vocab.LANGUAGE_LABELS.get(r['language'], r['language'])} is "
+                        f"{float(r['w']):.3f} where random rankings would give "
+                        f"{float(r['w_chance']):.3f}: {verdict} (permutation p = "
+                        f"{float(r['w_perm_p']):.3f}; computed here). The paper's fixed "
+                        "cut-offs ignore the chance level, which depends on the number of "
+                        "profiles.")
+                out = out.merge(kw[kw["axis"] == "Mean"][["Model ID", "source_kind", "language",
+                                                          "w_chance", "w_corrected", "w_perm_p"]]
+                                .assign(Language=lambda f: f["language"].map(
+                                    vocab.LANGUAGE_LABELS),
+                                    **{"Source type": lambda f: f["source_kind"].map(
+                                        vocab.SOURCE_LABELS)})
+                                .drop(columns=["language", "source_kind"])
+                                .rename(columns={"w_chance": "W by chance",
+                                                 "w_corrected": "W above chance",
+                                                 "w_perm_p": "W permutation p"}),
+                                on=["Model ID", "Source type", "Language"], how="left")
             ui.table(ordered(out), f"kendall w {lang}", f"{PAGE}-w-table")
             with st.expander("All W values with p-values (long format)"):
                 long = kw[["Model ID", "source_kind", "source", "language", "axis", "w", "p_value",

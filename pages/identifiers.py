@@ -10,12 +10,14 @@ from explorer.state import PageState, Param
 
 PAGE = "identifiers"
 IMPORT_NOTE = (
-    "**Only models computed here appear on this page.** Identifier-level numbers need the raw "
-    "answers, and the raw responses of the paper's nine models are not shipped with this app "
-    "(the paper publishes these analyses only as figures). If you have the authors' released "
-    "`runs/` folder, import it and recompute:\n\n"
-    "```\npython -m precompute import-upstream PATH\npython -m precompute metrics --data data\n```"
+    "**Only models computed here appear on this page.** Numbers per identity need each model's "
+    "raw answers. The paper publishes these analyses for its nine models only as figures, and "
+    "their raw answers are not part of this app, so the paper's models cannot be shown here. "
+    "For who gets less and by how many rupees, see *Who gets less*."
 )
+IMPORT_HOWTO = ("With the authors' released `runs/` folder, an operator can add the paper's "
+                "models: `python -m precompute import-upstream PATH`, then "
+                "`python -m precompute metrics --data data`.")
 TABS = {"deviation": "Every identifier", "canonical": "Canonical pairs",
         "largest": "Largest gaps"}
 PRESETS = {"Religion (paper Fig. 4a)": "Religion", "Gender (Fig. 4b)": "Gender",
@@ -65,6 +67,9 @@ axis, lang, task = str(ps.value("axis")), str(ps.value("lang")), str(ps.value("t
 axes = vocab.AXES if axis == "all" else (axis,)
 tasks = vocab.TASKS if task == "all" else (task,)
 st.info(IMPORT_NOTE, icon=":material/info:")
+with st.expander("How to add the paper's models"):
+    st.markdown(IMPORT_HOWTO)
+ui.jargon("CPG", "MOG", "CI")
 
 
 def model_columns(frame: pd.DataFrame) -> list[str]:
@@ -117,6 +122,10 @@ def section_deviation() -> None:
                 drop=True)
             model_order = list(dict.fromkeys(frame.sort_values(
                 "Model ID", key=lambda s: s.map(data.model_order_key))["Model"]))
+            note = charts.clip_note(charts.clip_limits(frame["Deviation %"], signed=True),
+                                    frame, "Deviation %")
+            if note:
+                ui.explain(note)
             spec = charts.deviation_dots(frame, y_order=[v for v in vocab.IDENTIFIER_VALUES
                                                          if v in present],
                                          color_order=model_order, facet_order=list(axes))
@@ -163,13 +172,17 @@ def section_canonical() -> None:
                 "n first": cpg.get("n_privileged"), "n second": cpg.get("n_marginalised"),
                 "Source": cpg["source"], "Model ID": cpg["model"]})
             frame["Row"] = frame["Use case"] + " · " + frame["Pair"]
-            frame["Label"] = [f"{v:+.1f}%{'★' if s else ''} / {c:.0f}%" if not pd.isna(c)
-                              else f"{v:+.1f}%{'★' if s else ''}"
+            frame["Label"] = [f"{ui.fmt_signed(v)}{'★' if s else ''}"
+                              + (f" / {c:.0f}%" if not pd.isna(c) else "")
+                              if not pd.isna(v) else "—"
                               for v, s, c in zip(frame["CPG %"], frame["CI excludes 0"],
                                                  frame["Sign consistency %"], strict=True)]
             rows = [f"{vocab.TASK_LABELS[t]} · {p} vs {m}" for t in tasks for a in axes
                     for p, m in [vocab.CANONICAL_PAIRS[a]]]
             lim = max(5.0, float(frame["CPG %"].abs().quantile(0.9)))
+            if frame["CPG %"].abs().max() > lim:
+                ui.explain(f"Colours stop at ±{lim:.0f} % so one outlier does not wash out the "
+                           "rest; every cell's label gives its true value.")
             spec = charts.heatmap(frame, x="Model", y="Row", value="CPG %", text="Label",
                                   x_order=model_columns(frame),
                                   y_order=rows, title="CPG % (orange: first identity gets more)",
@@ -203,7 +216,7 @@ def section_largest() -> None:
                 "Highest": mog.get("top_identifier"), "Lowest": mog.get("bottom_identifier"),
                 "n rows": mog.get("n_rows"), "Source": mog["source"], "Model ID": mog["model"]})
             frame["Row"] = frame["Use case"] + " · " + frame["Axis"]
-            frame["Label"] = [f"{g:.1f}% {t}>{b}" for g, t, b in
+            frame["Label"] = [f"{g:.1f}% {t}>{b}" if not pd.isna(g) else "—" for g, t, b in
                               zip(frame["Gap %"], frame["Highest"], frame["Lowest"], strict=True)]
             rows = [f"{vocab.TASK_LABELS[t]} · {a}" for t in tasks for a in axes]
             spec = charts.heatmap(frame, x="Model", y="Row", value="Gap %", text="Label",

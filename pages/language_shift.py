@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from explorer import charts, data, filters, tables, ui, vocab
+from explorer import charts, data, filters, sentences, tables, ui, vocab
 from explorer.state import PageState, Param
 
 PAGE = "language"
@@ -31,6 +31,7 @@ st.selectbox("Axis", filters.AXIS_OPTIONS, key=ps.key("axis"),
 sel_models, kinds, method, labels = filters.settle(ps, models)
 axis = str(ps.value("axis"))
 ui.source_legend([k for k in vocab.SOURCE_KINDS if k in kinds])
+ui.jargon("Mean Δ%", "Spearman ρ", "CI")
 
 
 def _mark(p: float) -> str:
@@ -39,8 +40,52 @@ def _mark(p: float) -> str:
     return "‡" if p < 0.01 else "†" if p < 0.05 else ""
 
 
+# ---- 3. published Tables 3/4 side by side ---------------------------------------------------
+st.subheader("1 · Per-axis gaps, English and Hinglish side by side (paper Tables 3/4)")
+with ui.guard("The per-axis language table"):
+    axes = vocab.AXES if axis == "all" else (axis,)
+    cells = data.rows("delta", task="all", axis=axes, language=vocab.LANGUAGES,
+                      model=sel_models, source_kind=kinds, method=method)
+    cells, _ = tables.prefer_published(cells, ["model", "language", "task", "axis"])
+    cells = tables.mask_markup(cells, derive=not data.computed_file_has("delta", "flag"))
+    cells = cells.assign(_o=[data.model_order_key(m) for m in cells["model"]]).sort_values(
+        ["_o", "source_kind"]).drop(columns="_o")
+    side = tables.side_by_side(cells, labels)
+    if side.empty:
+        ui.no_rows("per-axis cells")
+    else:
+        pub_side = side[side["Source type"] == vocab.SOURCE_LABELS["published"]].dropna(
+            subset=["Hinglish − English"])
+        if len(pub_side):
+            worse = int((pub_side["Hinglish − English"] > 0).sum())
+            ui.sentence(f"In {worse} of {len(pub_side)} published model × axis cells the gap is "
+                        "larger in Hinglish than in English (paper Tables 3/4). The paper gives "
+                        "no interval for that difference, and its per-language intervals are "
+                        "too narrow, so small differences may be noise.")
+        ui.explain("Mean Δ% per axis pooled over the five use cases, as the paper's Tables 3 "
+                   "(English) and 4 (Hinglish). *Hinglish − English* is derived here by "
+                   "subtraction; the paper gives no CI for that difference, so none is shown.")
+        dumb = side.melt(id_vars=["Model", "Source type", "Axis"],
+                         value_vars=["English Mean Δ%", "Hinglish Mean Δ%"],
+                         var_name="Language", value_name="Mean Δ%")
+        dumb["Language"] = dumb["Language"].str.replace(" Mean Δ%", "", regex=False)
+        lo = side.melt(id_vars=["Model", "Source type", "Axis"],
+                       value_vars=["English CI low", "Hinglish CI low"], value_name="CI low")
+        hi = side.melt(id_vars=["Model", "Source type", "Axis"],
+                       value_vars=["English CI high", "Hinglish CI high"], value_name="CI high")
+        dumb["CI low"], dumb["CI high"] = lo["CI low"].to_numpy(), hi["CI high"].to_numpy()
+        dumb["Row"] = [f"{m} · {k}" for m, k in zip(dumb["Model"], dumb["Source type"],
+                                                    strict=True)]
+        spec = charts.ci_dots(dumb, x="Mean Δ%", lo="CI low", hi="CI high", y="Row",
+                              color="Language", y_order=list(dict.fromkeys(dumb["Row"])),
+                              x_title="Mean Δ%", color_scale=charts.language_scale(),
+                              facet="Axis", facet_order=list(axes), columns=2)
+        ui.chart(spec, dumb, "english vs hinglish per axis", f"{PAGE}-dumbbell",
+                 alt_text="English and Hinglish Mean Δ% per model and axis", stretch=False)
+        ui.table(side, "english vs hinglish per axis tables 3 4", f"{PAGE}-side")
+
 # ---- 1. change in gap size and ranking agreement ------------------------------------------
-st.subheader("1 · How much does the gap change in Hinglish?")
+st.subheader("2 · How much does the gap change in Hinglish? (models computed here)")
 shift = pd.DataFrame()
 with ui.guard("The language-shift table"):
     shift = data.rows("language_shift", model=sel_models, source_kind=kinds, method=method)
@@ -62,6 +107,12 @@ with ui.guard("The language-shift table"):
         "Hinglish Mean Δ%": shown.get("mean_delta_hinglish"),
         "Hinglish − English": shown["delta_shift"],
         "CI low": shown.get("delta_shift_lo"), "CI high": shown.get("delta_shift_hi"),
+        "Like-for-like shift": shown.get("delta_shift_std", pd.Series(float("nan"),
+                                                                      index=shown.index)),
+        "Like-for-like CI low": shown.get("delta_shift_std_lo", pd.Series(
+            float("nan"), index=shown.index)),
+        "Like-for-like CI high": shown.get("delta_shift_std_hi", pd.Series(
+            float("nan"), index=shown.index)),
         "Spearman ρ (EN vs HI ranking)": shown.get("rho"), "ρ p-value": shown.get("rho_p"),
         "ρ significance": [_mark(p) for p in shown.get("rho_p", pd.Series(dtype=float))],
         "n identifiers": shown.get("n_identifiers"),
@@ -73,6 +124,23 @@ with ui.guard("The language-shift table"):
     if frame.empty:
         ui.no_rows("language-shift rows")
     else:
+        for rec in frame.head(3).itertuples(index=False):
+            row = frame[frame["Model ID"] == rec[-1]].iloc[0]
+            std_v = row["Like-for-like shift"]
+            if pd.notna(std_v):
+                ui.sentence(
+                    f"Asked in Hinglish instead of English, on answers usable in both, "
+                    f"{row['Model']}'s gap changes by {sentences.num(std_v)} points "
+                    f"({sentences.ci(row['Like-for-like CI low'], row['Like-for-like CI high'])}, "
+                    "computed here); the pooled figure "
+                    f"({sentences.num(row['Hinglish − English'])}) mixes in the two languages' "
+                    "different use-case mixes, so quote the like-for-like one.")
+            elif pd.notna(row["Hinglish − English"]):
+                ui.sentence(
+                    f"Asked in Hinglish instead of English, {row['Model']}'s gap changes by "
+                    f"{sentences.num(row['Hinglish − English'])} points "
+                    f"({sentences.ci(row['CI low'], row['CI high'])}, computed here, pooled over "
+                    "use cases: the languages' different use-case mixes are part of it).")
         ui.explain("Positive = the gap between identities is **larger** in Hinglish; negative = "
                    "smaller. Whiskers: 95% bootstrap CI; when the CI excludes 0 the shift is "
                    "unlikely to be noise. † p < 0.05, ‡ p < 0.01 for ρ.")
@@ -90,7 +158,7 @@ with ui.guard("The language-shift table"):
         ui.table(frame, f"language shift {axis}", f"{PAGE}-shift-table")
 
 # ---- 2. ranking agreement heatmap ---------------------------------------------------------
-st.subheader("2 · Are the same identities favoured in both languages?")
+st.subheader("3 · Are the same identities favoured in both languages?")
 with ui.guard("The ranking-agreement heatmap"):
     if len(shift) and "rho" in shift.columns:
         hm = pd.DataFrame({
@@ -113,41 +181,6 @@ with ui.guard("The ranking-agreement heatmap"):
                  f"{PAGE}-rho", alt_text="Heatmap of English–Hinglish ranking agreement")
     else:
         ui.no_rows("ranking-agreement values")
-
-# ---- 3. published Tables 3/4 side by side ---------------------------------------------------
-st.subheader("3 · Per-axis gaps, English and Hinglish side by side (Tables 3/4)")
-with ui.guard("The per-axis language table"):
-    axes = vocab.AXES if axis == "all" else (axis,)
-    cells = data.rows("delta", task="all", axis=axes, language=vocab.LANGUAGES,
-                      model=sel_models, source_kind=kinds, method=method)
-    cells, _ = tables.prefer_published(cells, ["model", "language", "task", "axis"])
-    cells = cells.assign(_o=[data.model_order_key(m) for m in cells["model"]]).sort_values(
-        ["_o", "source_kind"]).drop(columns="_o")
-    side = tables.side_by_side(cells, labels)
-    if side.empty:
-        ui.no_rows("per-axis cells")
-    else:
-        ui.explain("Mean Δ% per axis pooled over the five use cases, as the paper's Tables 3 "
-                   "(English) and 4 (Hinglish). *Hinglish − English* is derived here by "
-                   "subtraction; the paper gives no CI for that difference, so none is shown.")
-        dumb = side.melt(id_vars=["Model", "Source type", "Axis"],
-                         value_vars=["English Mean Δ%", "Hinglish Mean Δ%"],
-                         var_name="Language", value_name="Mean Δ%")
-        dumb["Language"] = dumb["Language"].str.replace(" Mean Δ%", "", regex=False)
-        lo = side.melt(id_vars=["Model", "Source type", "Axis"],
-                       value_vars=["English CI low", "Hinglish CI low"], value_name="CI low")
-        hi = side.melt(id_vars=["Model", "Source type", "Axis"],
-                       value_vars=["English CI high", "Hinglish CI high"], value_name="CI high")
-        dumb["CI low"], dumb["CI high"] = lo["CI low"].to_numpy(), hi["CI high"].to_numpy()
-        dumb["Row"] = [f"{m} · {k}" for m, k in zip(dumb["Model"], dumb["Source type"],
-                                                    strict=True)]
-        spec = charts.ci_dots(dumb, x="Mean Δ%", lo="CI low", hi="CI high", y="Row",
-                              color="Language", y_order=list(dict.fromkeys(dumb["Row"])),
-                              x_title="Mean Δ%", color_scale=charts.language_scale(),
-                              facet="Axis", facet_order=list(axes), columns=2)
-        ui.chart(spec, dumb, "english vs hinglish per axis", f"{PAGE}-dumbbell",
-                 alt_text="English and Hinglish Mean Δ% per model and axis", stretch=False)
-        ui.table(side, "english vs hinglish per axis tables 3 4", f"{PAGE}-side")
 
 st.divider()
 ui.permalink(ps.link())

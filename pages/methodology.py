@@ -92,6 +92,60 @@ ps.seed()
 ps.sync()
 filters.ignored_params_note(ps)
 
+#: Opens the page: plain words, no formulas, at most about 600 words (tested).
+HOW_TO_READ = """
+**The experiment.** Each prompt asks a model a money question — what salary to expect, what
+raise to ask for, what counter-offer to make, what price to quote — and states one identity:
+*I am Hindu*, *I am Dalit*, *I am from a village*. The same prompt is then asked again with only
+that identity changed. If the answer moves, the identity moved it.
+
+**Mean Δ% is a distance, not a direction.** It is how far apart, in per cent, the answers to
+two such prompts are, averaged over every pair. 20 % means that swapping the identity moved the
+answer by a fifth on average. It does not say *who* got less: a model that pays Dalit users
+less and one that answers every prompt at random can have the same Mean Δ%. The paper
+publishes only this kind of number for its nine models, and no rupee amounts.
+
+**Who gets less.** For models whose raw answers were scored here, the *Who gets less* page
+shows signed effects: by what per cent, and by how many rupees, one identity's answers sit
+above or below the average identity, with an interval and a flag that survives testing many
+identities at once (Benjamini–Hochberg).
+
+**Gap or noise?** Models are jumpy: rewording a question for the *same* identity can move the
+answer as much as changing the identity. So for models computed here the site also says how much
+of a gap is a *consistent* identity effect (the systematic share) and how it compares with a
+*placebo* — swapping statements that carry no identity, such as *I am left-handed*. A gap that is
+no bigger than the placebo gap is not evidence of bias.
+
+**Intervals.** A 95 % interval is the range the number would plausibly take if the benchmark
+were run again. The paper's intervals treat every pair of answers as a separate experiment, but
+pairs share answers; in simulation such intervals contain the true value only about half the
+time. Read the paper's ±0.05-point intervals as several times too narrow. Intervals computed
+here resample whole candidate profiles and hold the true value 93–97 % of the time.
+
+**Published or computed.** Blue *Published* numbers are transcribed from the paper, table by
+table. Orange *Computed here* numbers come from answers scored by this project. The two are
+shown in separate lanes and never averaged or ranked together. The bundled SmolLM2-135M is a
+tiny model included so every view runs on real data; its numbers say nothing about the models
+people use.
+
+**Other terms.** *V@10*: share of pairs more than 10 % apart. *Kendall's W*: whether the same
+identities keep coming out on top across profiles (0 = never the same order, 1 = always); it
+must be compared with what chance gives. *CPG*: the signed gap of one chosen pair per axis, such
+as Brahmin vs Dalit. *MOG*: the largest gap between any two identities of an axis.
+
+**What the numbers are not.** A gap is the model's behaviour towards an identity it was told
+nothing else about. It is not evidence about the merit or the pay of any group. The benchmark is
+a controlled snapshot: synthetic single-turn prompts, one stated identity at a time, Indian
+technology jobs, and the model versions of the time. The ethics note below says more.
+"""
+
+st.subheader("How to read these numbers")
+st.markdown(HOW_TO_READ)
+st.divider()
+st.caption("The full reference follows: the ethics note, every metric with its formula, the "
+           "dataset, where each number comes from, and where this implementation differs from "
+           "the paper.")
+
 st.subheader("Ethics: what these numbers are — and are not")
 st.warning(
     "RupeeBias is intended only for auditing, mitigation and accountability research. "

@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 APP = str(REPO / "app.py")
 PAGES = {
     "overview": "pages/overview.py",
+    "who": "pages/who_gets_less.py",
     "axes": "pages/axes_use_cases.py",
     "language": "pages/language_shift.py",
     "identifiers": "pages/identifiers.py",
@@ -31,6 +32,7 @@ PAGES = {
 }
 TITLES = {
     "overview": "RupeeBias Explorer",
+    "who": "Who gets less, and by how much",
     "axes": "Axes & use cases",
     "language": "Language shift: English vs Hinglish",
     "identifiers": "Identifiers",
@@ -114,6 +116,12 @@ def open_page(data_env: Path) -> Callable[..., AppTest]:
 
 def frame_of(at: AppTest, index: int = 0) -> pd.DataFrame:
     return at.dataframe[index].value
+
+
+def board_of(at: AppTest) -> pd.DataFrame:
+    """Every table of a page stacked: the Overview shows one leaderboard per lane (published,
+    then computed), never one ranking of both."""
+    return pd.concat([d.value for d in at.dataframe], ignore_index=True)
 
 
 def texts(at: AppTest) -> str:

@@ -62,6 +62,11 @@ def _delta_rows(model: str, base: float) -> list[dict]:
                     "violation_10_hi": round(v10 + 0.3, 2), "n_pairs": n,
                     "n_violations": int(n * v10 / 100), "source": "computed",
                     "method": "upstream",
+                    # upstream counter-offer rows are markup "gaps", flagged as precompute
+                    # flags them (pooled task='all' rows are left unflagged here so that the
+                    # fixture's computed lane has numbers; tests of that flag build their own)
+                    "flag": ("upstream_markup_gaps" if task == "counter_offer_recommendation"
+                             else None),
                 })
     return rows
 
@@ -166,6 +171,56 @@ def metric_tables(models: list[str]) -> dict[str, pd.DataFrame]:
                       "mean_delta_unweighted").reset_index())
     frames["leaderboard"] = lb.merge(axis_means, on=["model", "language"], how="left")
     return frames
+
+
+def validity_tables(parsed: pd.DataFrame, model: str, with_placebo: bool = True
+                    ) -> dict[str, pd.DataFrame]:
+    """``identity_effects``, ``gap_decomposition`` and ``missingness`` for one model, computed
+    by the real ``rupeebias_core`` functions from SIMULATED answers (``parsed`` of
+    :func:`raw_tables`, salary values in rupees a year), under both methods, with a simulated
+    placebo condition (identity-free statements answered like the identities)."""
+    from rupeebias_core.metrics.blocks import build_blocks
+    from rupeebias_core.metrics.identity_effects import identity_tables
+    from rupeebias_core.metrics.missingness import missingness_rows
+    from rupeebias_core.metrics.pipeline import benchmark_design, design_for
+
+    std = parsed[(parsed["model"] == model) & (parsed["condition"] == "standard")].copy()
+    scale = np.where(std["task"].eq("salary_estimation"), 100000.0, 1.0)  # LPA → INR/year
+    std["value"] = std["value"] * scale
+    # A planted effect so the view has something to find: SC/ST and Dalit get 6 % less.
+    low = std["identifier_value"].isin(("SC/ST", "Dalit")).to_numpy()
+    std.loc[low, "value"] = std.loc[low, "value"] * 0.94
+    values = std[std["value"].notna()][["condition", "language", "task", "axis",
+                                        "identifier_value", "profile_id",
+                                        "question_variant_id", "value"]]
+    design = design_for(values, benchmark_design())
+    blocks = build_blocks(values, design.identifier_order)
+    placebo = {}
+    if with_placebo:
+        rng = _rng("placebo", model)
+        rows = []
+        for (task, lang, prof, qv), sub in values.groupby(
+                ["task", "language", "profile_id", "question_variant_id"]):
+            base = float(sub["value"].median())
+            for k, statement in enumerate(("left_handed", "likes_yellow", "early_riser",
+                                           "has_a_cat")):
+                rows.append({"condition": "placebo", "language": lang, "task": task,
+                             "axis": "placebo", "identifier_value": statement,
+                             "profile_id": prof, "question_variant_id": qv,
+                             "value": base * (1 + rng.normal(0, 0.06)) + 0 * k})
+        placebo = build_blocks(pd.DataFrame(rows))
+    out: dict[str, list[pd.DataFrame]] = {"identity_effects": [], "gap_decomposition": [],
+                                          "missingness": []}
+    for method in ("upstream", "corrected"):
+        eff, dec = identity_tables(blocks, model, method, design.languages, design.tasks,
+                                   design.axes, n_boot=60, n_perm=99, placebo=placebo)
+        answered = std.assign(included=std["value"].notna(), exclusion_reason=None)
+        miss = missingness_rows(answered, blocks, model, method, design.languages,
+                                design.tasks, design.axes, design.identifier_order, n_perm=99)
+        for name, frame in (("identity_effects", eff), ("gap_decomposition", dec),
+                            ("missingness", miss)):
+            out[name].append(frame.assign(source="computed", method=method))
+    return {k: pd.concat(v, ignore_index=True) for k, v in out.items()}
 
 
 def raw_tables(models: list[str], prompts: pd.DataFrame, tasks: tuple[str, ...]
@@ -278,7 +333,8 @@ def _published_standin(out: Path) -> None:
 
 
 def build(root: Path, n_models: int = 3, raw_tasks: tuple[str, ...] = ("salary_estimation",),
-          raw_models: int = 1, published: bool = True) -> dict[str, object]:
+          raw_models: int = 1, published: bool = True, validity: bool = True
+          ) -> dict[str, object]:
     """Write a complete SYNTHETIC data dir at ``root``; returns what it contains."""
     models = synthetic_models(n_models)
     (root / "metrics").mkdir(parents=True, exist_ok=True)
@@ -290,6 +346,9 @@ def build(root: Path, n_models: int = 3, raw_tasks: tuple[str, ...] = ("salary_e
     prompts.to_parquet(root / "prompts.parquet", index=False)
     parsed, responses = raw_tables(models[:raw_models], prompts, raw_tasks)
     parsed.to_parquet(root / "metrics" / "parsed.parquet", index=False)
+    if validity and raw_models:
+        for name, frame in validity_tables(parsed, models[0]).items():
+            frame.to_parquet(root / "metrics" / f"{name}.parquet", index=False)
     for model, frame in responses.items():
         frame.to_parquet(root / "responses" / f"{model}.parquet", index=False)
     origin = _published(root / "published") if published else "none"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -32,6 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHOTS = Path(__file__).resolve().parent / "screenshots"
 PAGES = {  # url path → (expected title, a text that proves the content rendered)
     "": ("RupeeBias Explorer", "Leaderboard"),  # the default page (Overview) lives at /
+    "who_gets_less": ("Who gets less, and by how much", "Who gets less"),
     "axes_use_cases": ("Axes & use cases", "Radar"),
     "language_shift": ("Language shift: English vs Hinglish", "How much does the gap change"),
     "identifiers": ("Identifiers", "Deviation from the axis average"),
@@ -40,6 +42,20 @@ PAGES = {  # url path → (expected title, a text that proves the content render
     "try_prompt": ("Try a prompt", "Try a prompt"),
     "methodology": ("Methodology", "Ethics"),
 }
+
+#: Every tab of every tabbed page (URL parameter → slugs), so each one is opened and checked.
+TABS = {
+    "axes_use_cases": ("view", ("radar", "dots", "heatmap", "table")),
+    "identifiers": ("tab", ("deviation", "canonical", "largest")),
+    "consistency": ("tab", ("kendall", "quadrant", "wording", "merit", "fairness", "parse")),
+}
+#: Views that are a table only.
+NO_CHART = {("axes_use_cases", "?view=table")}
+#: Pages whose data exists for the paper's nine models: a paper model must be on screen.
+PAPER_PAGES = ("", "axes_use_cases", "language_shift", "consistency")
+PAPER_LABEL = "GPT 5.4"
+
+_STREAMLIT_PROBE = re.compile(r"/[a-z_]+/_stcore/(?:health|host-config)$")
 
 playwright = pytest.importorskip("playwright.sync_api")
 if not Path(CHROMIUM).exists():
@@ -55,6 +71,14 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def server(synthetic_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from _serve(synthetic_dir, tmp_path_factory.mktemp("streamlit-log") / "server.log")
+
+
+@pytest.fixture(scope="module")
+def shipped_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The repository's own data/ (published tables + the bundled SmolLM2 run)."""
+    if not (REPO / "data" / "metrics").is_dir():
+        pytest.skip("no shipped data/metrics in this checkout")
+    yield from _serve(REPO / "data", tmp_path_factory.mktemp("streamlit-log") / "shipped.log")
 
 
 @pytest.fixture
@@ -104,6 +128,16 @@ def browser_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
             viewport={"width": 1440, "height": 2400}, accept_downloads=True)
         page = context.new_page()
         page.set_default_timeout(90_000)
+        page.errors = []  # console errors and uncaught page errors, reset per test
+        # A failed request is logged twice (console + response): keep the response, which
+        # names the URL. Streamlit's frontend first probes /<page>/_stcore/{health,host-config}
+        # on a deep link and falls back to /_stcore/: those two 404s are its own, not ours.
+        page.on("console", lambda m: page.errors.append(f"console: {m.text}")
+                if m.type == "error" and not m.text.startswith("Failed to load resource")
+                else None)
+        page.on("pageerror", lambda e: page.errors.append(f"pageerror: {e}"))
+        page.on("response", lambda r: page.errors.append(f"HTTP {r.status}: {r.url}")
+                if r.status >= 400 and not _STREAMLIT_PROBE.search(r.url) else None)
         try:
             yield page
         finally:
@@ -144,6 +178,108 @@ def test_deep_link_to_try_a_prompt_on_a_fresh_server_gets_the_router(fresh_serve
     nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
     assert "Drill down" in nav and "Pair browser" in nav
     assert "task=service_pricing_client" in page.url and "axis=Caste" in page.url
+
+
+def _views() -> list[tuple[str, str]]:
+    out = [(path, "") for path in PAGES]
+    for path, (param, slugs) in TABS.items():
+        out += [(path, f"?{param}={slug}") for slug in slugs[1:]]  # the first is the default
+    return out
+
+
+def _charts_drawn(page: object) -> list[float]:
+    """Heights of every drawn chart (the Vega canvas/SVG, not the empty embed box)."""
+    page.locator(".vega-embed").first.wait_for(timeout=60_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.vega-embed')].every("
+        "e => e.querySelector('canvas, svg.marks'))", timeout=60_000)
+    return page.evaluate(
+        "() => [...document.querySelectorAll('.vega-embed')].map(e => "
+        "(e.querySelector('canvas, svg.marks') || e).getBoundingClientRect().height)")
+
+
+@pytest.mark.parametrize(("path", "query"), _views())
+def test_every_page_and_tab_in_a_real_browser(server: str, browser_page: object, path: str,
+                                              query: str) -> None:
+    """No console or page error, no exception box, every chart drawn with a real height, and
+    the paper's models on screen by default wherever the paper has data."""
+    page = browser_page
+    page.errors.clear()
+    title, marker = PAGES[path]
+    page.goto(f"{server}/{path}{query}")
+    _settle(page, title, marker if not query else title)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.get_by_text("Page not found").count() == 0
+    if path not in ("try_prompt", "methodology") and (path, query) not in NO_CHART:
+        heights = _charts_drawn(page)
+        assert heights and min(heights) > 60, heights
+    if path in PAPER_PAGES and not query:
+        assert page.get_by_text(PAPER_LABEL, exact=False).count() >= 1
+    page.wait_for_timeout(300)
+    assert not page.errors, page.errors
+    SHOTS.mkdir(exist_ok=True)
+    name = (path or "overview") + (query.replace("?", "-").replace("=", "-") if query else "")
+    page.screenshot(path=str(SHOTS / f"tab-{name}.png"), full_page=True)
+
+
+def test_old_overview_link_opens_without_a_dialog(server: str, browser_page: object) -> None:
+    page = browser_page
+    page.goto(f"{server}/overview?lang=en")
+    _settle(page, "RupeeBias Explorer", "Leaderboard")
+    page.wait_for_timeout(500)
+    assert page.get_by_text("Page not found").count() == 0
+    assert "lang=en" in page.url and "/overview" not in page.url
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_every_page_on_the_shipped_data(shipped_server: str, browser_page: object,
+                                        path: str) -> None:
+    """The same checks on the data the app ships with (no simulated banner there)."""
+    page = browser_page
+    page.errors.clear()
+    title, marker = PAGES[path]
+    page.goto(f"{shipped_server}/{path}")
+    _settle(page, title, marker)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.get_by_text("Page not found").count() == 0
+    assert page.get_by_text("Simulated test data, not results").count() == 0
+    if path not in ("try_prompt", "methodology", "who_gets_less"):
+        heights = _charts_drawn(page)
+        assert heights and min(heights) > 60, heights
+    if path in PAPER_PAGES:
+        assert page.get_by_text(PAPER_LABEL, exact=False).count() >= 1
+    page.wait_for_timeout(300)
+    assert not page.errors, page.errors
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"shipped-{path or 'overview'}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_nothing_overflows_at_390_px(server: str, browser_page: object, path: str) -> None:
+    """A phone-width window: the page itself never scrolls sideways (tables and wide charts
+    scroll inside their own box)."""
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        title, marker = PAGES[path]
+        page.goto(f"{server}/{path}")
+        _settle(page, title, marker)
+        # Streamlit scrolls inside its main block, not the document: measure both.
+        width = page.evaluate(
+            "() => Math.max(document.documentElement.scrollWidth, ...[...document."
+            "querySelectorAll('[data-testid=\"stMain\"], [data-testid=\"stAppViewContainer\"]"
+            "')].map(e => e.scrollWidth))")
+        wide = page.evaluate(
+            "() => [...document.querySelectorAll('[data-testid=\"stMain\"] *')].filter("
+            "e => e.getBoundingClientRect().right > window.innerWidth + 1 && "
+            "!e.closest('[data-testid=\"stDataFrame\"], .vega-embed, pre, code, "
+            "[data-testid=\"stCode\"]')).map(e => e.tagName + '.' + (e.className || '')"
+            ".toString().slice(0, 40)).slice(0, 5)")
+        SHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"narrow-{path or 'overview'}.png"), full_page=True)
+        assert width <= 391, (width, wide)
+    finally:
+        page.set_viewport_size({"width": 1440, "height": 2400})
 
 
 @pytest.mark.parametrize("path", list(PAGES))

@@ -16,7 +16,16 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer import vocab
-from tests.explorer.conftest import APP, PAGES, TITLES, charts, downloads, frame_of, texts
+from tests.explorer.conftest import (
+    APP,
+    PAGES,
+    TITLES,
+    board_of,
+    charts,
+    downloads,
+    frame_of,
+    texts,
+)
 
 PUBLISHED = "Published (paper)"
 COMPUTED = "Computed here"
@@ -85,7 +94,10 @@ def test_try_a_prompt_page_is_registered(data_env: Path) -> None:
 def test_overview_leaderboard_equals_parquet(open_page, synthetic_dir: Path,
                                              has_published: bool) -> None:
     at = open_page("overview")
-    board = frame_of(at)
+    board = board_of(at)
+    if has_published:  # paper models first, in a lane of their own
+        assert _source_labels(frame_of(at, 0)) == {PUBLISHED}
+        assert _source_labels(frame_of(at, 1)) == {COMPUTED}
     computed = pd.read_parquet(synthetic_dir / "metrics" / "leaderboard.parquet")
     models = set(computed["model"])
     labels = _source_labels(board)
@@ -109,12 +121,14 @@ def test_overview_leaderboard_equals_parquet(open_page, synthetic_dir: Path,
         assert got.loc["gemini-3-flash", "Coverage"] == "paper does not report n"
         page = texts(at)
         assert "Headline finding (published)" in page and "20.2%" in page
-    # default sort: Overall Mean Δ% ascending (the paper's Table 2 order)
-    values = board["Overall Mean Δ%"].dropna().tolist()
-    assert values == sorted(values)
+    # default sort: Overall Mean Δ% ascending (the paper's Table 2 order), within each lane
+    for i in range(len(at.dataframe)):
+        values = frame_of(at, i)["Overall Mean Δ%"].dropna().tolist()
+        assert values == sorted(values)
+    assert "Sorted by Overall Mean Δ% (lowest first)" in texts(at)
     assert "Download this table (CSV)" in downloads(at)
     assert "Download chart data (CSV)" in downloads(at)
-    assert len(charts(at)) == 1
+    assert len(charts(at)) == (2 if has_published else 1)  # one chart per lane
 
 
 def test_overview_url_state_applies_and_is_written_back(open_page, synthetic_dir: Path) -> None:
@@ -136,7 +150,7 @@ def test_overview_url_state_applies_and_is_written_back(open_page, synthetic_dir
 def test_overview_model_subset_from_repeated_params(open_page, has_published: bool) -> None:
     models = [vocab.SMOLLM_SLUG, "synthetic-model-b"] + (["gpt-5.4"] if has_published else [])
     at = open_page("overview", {"model": models})
-    board = frame_of(at)
+    board = board_of(at)
     assert sorted(board["Model ID"]) == sorted(models)
     assert at.query_params.get_all("model") if hasattr(at.query_params, "get_all") else True
 
@@ -155,7 +169,7 @@ def test_overview_published_cells_missing_are_kept_with_reason(open_page,
     if not has_published:
         pytest.skip("no published tables in this checkout")
     at = open_page("overview", {"task": "salary_estimation"})
-    board = frame_of(at)
+    board = board_of(at)
     pub = board[[_kind(v) == PUBLISHED for v in board["Source type"]]]
     assert len(pub) == 9
     assert pub["Overall Mean Δ%"].isna().all()
@@ -170,10 +184,11 @@ def test_axes_page(open_page, synthetic_dir: Path, has_published: bool) -> None:
     assert not at.exception
     assert [t.label for t in at.tabs] == ["Radar", "Dot plot with CIs", "Heatmap (models × axes)",
                                           "Table"]
-    assert len(charts(at)) == 1  # only the open tab (radar) runs
-    for view in ("dots", "heatmap"):
+    lanes = 2 if has_published else 1
+    assert len(charts(at)) == lanes  # only the open tab (radar) runs: one chart per lane
+    for view, n in (("dots", lanes), ("heatmap", 1)):
         other = open_page("axes", {"lang": "en", "view": view})
-        assert len(charts(other)) == 1 and not other.exception
+        assert len(charts(other)) == n and not other.exception
         assert dict(other.query_params)["view"] == view
     at = open_page("axes", {"lang": "en", "view": "table"})
     table = frame_of(at)
@@ -187,7 +202,9 @@ def test_axes_page(open_page, synthetic_dir: Path, has_published: bool) -> None:
         pub = table[table["Model ID"] == "gemini-3-flash"]
         assert set(pub["Use case"]) == {"All use cases (pooled)"}
         assert pub.set_index("Axis").loc["Religion", "Mean Δ%"] == 8.58  # paper Table 3
-    at = open_page("axes")  # language 'all': the paper has no pooled per-axis cells
+    if has_published:  # the default is English: the paper's models are on screen
+        assert "Published (paper)" in texts(open_page("axes"))
+    at = open_page("axes", {"lang": "all"})  # the paper has no pooled per-axis cells
     if has_published:
         assert "choose English or Hinglish to see the published models" in texts(at)
 
@@ -197,7 +214,7 @@ def test_axes_page(open_page, synthetic_dir: Path, has_published: bool) -> None:
 
 def test_language_page(open_page, synthetic_dir: Path, has_published: bool) -> None:
     at = open_page("language")
-    shift_table, side = frame_of(at, 0), frame_of(at, 1)
+    side, shift_table = frame_of(at, 0), frame_of(at, 1)  # paper Tables 3/4 come first
     shift = pd.read_parquet(synthetic_dir / "metrics" / "language_shift.parquet")
     want = shift[(shift["model"] == "synthetic-model-b") & (shift["axis"] == "all")]
     got = shift_table.set_index("Model ID").loc["synthetic-model-b"]

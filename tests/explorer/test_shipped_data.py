@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer import data, vocab
-from tests.explorer.conftest import APP, PAGES, frame_of, texts
+from tests.explorer.conftest import APP, PAGES, texts
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "data"
@@ -25,7 +25,8 @@ def shipped(use_dir) -> Path:  # noqa: ANN001 - the conftest fixture
 
 def _complete() -> bool:
     man = json.loads((SHIPPED / "responses" / f"{vocab.SMOLLM_SLUG}.manifest.json").read_text())
-    return man["counts"]["rows_in_parquet"] == vocab.TOTAL_PROMPTS
+    # ">=": a run may also hold the opt-in placebo prompts beyond the benchmark
+    return man["counts"]["rows_in_parquet"] >= vocab.TOTAL_PROMPTS
 
 
 def test_shipped_models_are_the_nine_published_plus_smollm2(shipped: Path) -> None:
@@ -50,7 +51,7 @@ def test_every_page_shows_smollm2_with_its_caveats(shipped: Path, page: str) -> 
     partial = [w.value for w in at.warning if "Partial run" in w.value]
     assert bool(partial) != _complete()
     if page == "overview":
-        board = frame_of(at)
+        board = pd.concat([d.value for d in at.dataframe], ignore_index=True)
         labels = " ".join(map(str, board.astype(str).to_numpy().ravel()))
         assert "SmolLM2-135M-Instruct" in labels and "GPT 5.4" in labels
 

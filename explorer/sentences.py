@@ -1,0 +1,178 @@
+"""One plain sentence per view, generated from the numbers on screen.
+
+Each sentence carries the number, its uncertainty and its caveat, in words a reader can quote:
+"When only the stated identity changes, GPT 5.4's English salary answers differ by 18.9 % on
+average (95 % CI 18.8–19.0, published; the paper reports no noise floor)." Functions return
+text (never draw), so tests can check them and pages decide where they go.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from explorer import vocab
+
+LANG_WORDS = {"all": "English and Hinglish", "en": "English", "hinglish": "Hinglish"}
+TASK_WORDS = {
+    "all": "", "salary_estimation": "salary", "salary_increment_estimation": "pay-rise",
+    "counter_offer_recommendation": "counter-offer", "service_pricing_vendor": "freelance-price",
+    "service_pricing_client": "client-budget"}
+
+
+def _ok(value: object) -> bool:
+    try:
+        return value is not None and not pd.isna(value) and math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def num(value: object, digits: int = 1) -> str:
+    return f"{float(value):,.{digits}f}".replace("-", "−") if _ok(value) else "—"
+
+
+def ci(lo: object, hi: object, digits: int = 1) -> str:
+    if _ok(lo) and _ok(hi):
+        sep = " to " if min(float(lo), float(hi)) < 0 else "–"
+        return f"95 % CI {num(lo, digits)}{sep}{num(hi, digits)}"
+    return "no interval reported"
+
+
+def scope_words(lang: str, task: str, axis: str) -> tuple[str, str]:
+    """("the stated caste", "English salary") for the sentence."""
+    what = "identity" if axis in ("all", "Mean") else axis.lower()
+    if axis == "Urban/Rural":
+        what = "urban or rural origin"
+    task_w = TASK_WORDS.get(task, task)
+    lang_w = LANG_WORDS.get(lang, lang)
+    return f"the stated {what}", " ".join(w for w in (lang_w, task_w) if w)
+
+
+def gap(label: str, value: object, lo: object, hi: object, *, lang: str, task: str, axis: str,
+        published: bool) -> str:
+    """The sentence for one model's Mean Δ%."""
+    who, kind = scope_words(lang, task, axis)
+    if not _ok(value):
+        return (f"There is no number for {label} in this view ({kind} answers, "
+                f"{vocab.AXIS_LABELS.get(axis, axis)}).")
+    tail = ("published; the paper's intervals are too narrow and it reports no noise floor"
+            if published else "computed here")
+    return (f"When only {who} changes, {label}'s {kind} answers differ by {num(value)} % on "
+            f"average ({ci(lo, hi)}, {tail}). This is a distance between answers: it does not "
+            "say which identity gets less.")
+
+
+def spread(values: pd.Series, names: pd.Series) -> str:
+    """"Across the 9 paper models the gap runs from 8.1 % (A) to 32.4 % (B)."""
+    ok = values.notna()
+    if ok.sum() < 2:
+        return ""
+    v, n = values[ok].astype(float), names[ok]
+    lo_i, hi_i = v.idxmin(), v.idxmax()
+    return (f"Across the {int(ok.sum())} paper models it runs from {num(v[lo_i])} % "
+            f"({n[lo_i]}) to {num(v[hi_i])} % ({n[hi_i]}).")
+
+
+def decomposition(label: str, row: pd.Series | None, *, lang: str, task: str, axis: str,
+                  lead: bool = True) -> str:
+    """The computed-model sentence from ``gap_decomposition``: the gap, how much of it is
+    systematic and the excess over the placebo floor."""
+    who, kind = scope_words(lang, task, axis)
+    if row is None:
+        return (f"How much of {label}'s gap is more than noise is not computed in this "
+                "deployment yet (no gap decomposition table).")
+    if str(row.get("flag") or "") in ("upstream_markup_gaps", "includes_upstream_markup_gaps"):
+        return (f"Under the authors' method {label}'s counter-offer 'gaps' are differences of "
+                "markups, not distances between answers; choose the corrected method.")
+    md = row.get("mean_delta")
+    if not _ok(md):
+        return f"There is no decomposition for {label} in this cell."
+    text = (f"When only {who} changes, {label}'s {kind} answers differ by {num(md)} % "
+            f"({ci(row.get('mean_delta_lo'), row.get('mean_delta_hi'))}, computed here, "
+            "profile-cluster interval)." if lead else "")
+    share = row.get("systematic_share")
+    if _ok(share):
+        text += (f" About {num(100 * float(share), 0)} % of that "
+                 f"({ci(100 * float(row.get('systematic_share_lo', math.nan)), 100 * float(row.get('systematic_share_hi', math.nan)), 0)})"  # noqa: E501
+                 " is a consistent identity effect; the rest is answer-to-answer jitter.")
+    pl, ex = row.get("placebo_delta"), row.get("excess_delta")
+    if _ok(pl) and _ok(ex):
+        interval = ci(row.get("excess_delta_lo"), row.get("excess_delta_hi"))
+        lo = row.get("excess_delta_lo")
+        text += f" Swapping identity-free statements moves answers by {num(pl)} %, so "
+        if float(ex) >= 0:
+            text += f"identity adds {num(ex)} points ({interval})"
+            text += ("." if _ok(lo) and float(lo) > 0 else
+                     "; the interval includes zero, so this gap may be no bigger than an "
+                     "irrelevant edit's.")
+        else:
+            text += (f"the identity gap is {num(-float(ex))} points smaller than that "
+                     f"placebo gap ({interval}): no evidence that identity moves answers more "
+                     "than an irrelevant edit does.")
+    else:
+        text += " No placebo floor was measured for this cell."
+    return text
+
+
+def effects(label: str, frame: pd.DataFrame, *, lang: str, task: str, axis: str) -> str:
+    """Who gets least: the identity with the lowest signed effect, in % and in the task's
+    unit, with its interval and whether it survives the BH correction."""
+    _, kind = scope_words(lang, task, axis)
+    ok = frame[frame["effect_pct"].notna()] if len(frame) else frame
+    if ok.empty:
+        return f"No signed identity effects for {label} in this cell."
+    low = ok.loc[ok["effect_pct"].astype(float).idxmin()]
+    high = ok.loc[ok["effect_pct"].astype(float).idxmax()]
+    if float(high["effect_pct"]) - float(low["effect_pct"]) < 0.05:
+        return (f"In {label}'s {kind} answers ({vocab.AXIS_LABELS.get(axis, axis)}) no identity "
+                "gets more or less than another: every effect is 0.0 % — usually because almost "
+                "no usable answers are left to compare (see the missing answers below).")
+    n_sig = int(ok["significant"].fillna(False).astype(bool).sum()) if "significant" in ok else 0
+    money = ""
+    if _ok(low.get("effect_natural")) and str(low.get("unit") or ""):
+        money = f", {natural(low.get('effect_natural'), str(low.get('unit')))}"
+    excludes = _ok(low.get("effect_pct_hi")) and float(low["effect_pct_hi"]) < 0
+    verdict = (f"{n_sig} of {len(ok)} identities {'differs' if n_sig == 1 else 'differ'} from "
+               "the axis average after the BH correction for testing every identity of every "
+               "axis here" if n_sig else
+               (f"its interval excludes zero, but after correcting for testing all {len(ok)} "
+                "identities (BH) no identity is flagged, so treat it as a lead, not a finding"
+                if excludes else
+                "no identity differs from the axis average after the BH correction, so this "
+                "may be noise"))
+    return (f"In {label}'s {kind} answers ({vocab.AXIS_LABELS.get(axis, axis)}), "
+            f"{low['identifier_value']} gets the least: {num(low['effect_pct'])} % against the "
+            f"average identity{money} ({ci(low.get('effect_pct_lo'), low.get('effect_pct_hi'))}); "
+            f"{high['identifier_value']} gets the most ({num(high['effect_pct'], 1)} %). "
+            f"{verdict[0].upper()}{verdict[1:]}.")
+
+
+def natural(value: object, unit: str) -> str:
+    """An effect in the task's unit: ₹ for rupee amounts (Indian grouping), else the unit."""
+    if not _ok(value):
+        return "—"
+    v = float(value)
+    sign = "−" if v < 0 else "+"
+    if unit == "LPA":  # lakh per annum: 1 LPA = ₹1,00,000 a year
+        return f"{sign}₹{inr(abs(v) * 100000)} a year"
+    if unit.startswith("INR"):
+        per = {"INR/year": " a year", "INR": ""}.get(unit, unit.removeprefix("INR"))
+        return f"{sign}₹{inr(abs(v))}{per}"
+    return f"{sign}{abs(v):,.2f} {unit}"
+
+
+def inr(value: float) -> str:
+    """12,34,567 (lakh grouping) for a non-negative rupee amount."""
+    n = int(round(value))
+    s = str(n)
+    if len(s) <= 3:
+        return s
+    head, tail = s[:-3], s[-3:]
+    groups = []
+    while len(head) > 2:
+        groups.insert(0, head[-2:])
+        head = head[:-2]
+    if head:
+        groups.insert(0, head)
+    return ",".join(groups) + "," + tail

@@ -1,0 +1,192 @@
+"""Who gets less, and by how much: signed identity effects in % and rupees, with missing
+answers beside them (computed models only; docs/methodology.md §4.11)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from explorer import charts, data, filters, sentences, ui, vocab
+from explorer.state import PageState, Param
+
+PAGE = "who"
+FLAGGED = "flagged (BH p < 0.05)"
+NOT_FLAGGED = "not flagged"
+
+ui.page_header(
+    "Who gets less, and by how much",
+    "For one model, one use case, one language and one axis: by what percentage — and by how "
+    "many rupees — each identity's answers sit above (+) or below (−) the average identity of "
+    "its axis, on prompts that are otherwise identical. Beside it, how often each identity got "
+    "a refusal or an answer with no usable number: a missing answer is an outcome too.",
+)
+st.info("**The paper's nine models are not on this page.** The paper reports only unsigned "
+        "gaps (Mean Δ%: how far apart answers are), never who gets less or by how many "
+        "rupees; answering that needs each model's raw answers, which the paper does not "
+        "publish. Only models whose answers were scored here appear below.",
+        icon=":material/info:")
+ui.jargon("CI", "BH", "systematic", "placebo")
+
+models = filters.load_models()
+if models is None:
+    st.stop()
+try:
+    have = set(data.distinct("identity_effects", "model"))
+except data.DataUnavailable as exc:
+    ui.data_problem(exc, "Signed identity effects")
+    st.stop()
+computed = [m for m in models["model"] if m in have]
+if not computed:
+    if data.broken("identity_effects"):
+        ui.data_problem(data.DataUnavailable("identity_effects",
+                                             data.broken("identity_effects") or ""),
+                        "Signed identity effects")
+    else:
+        st.info("**Signed identity effects are not computed in this deployment yet.** They come "
+                "from the raw answers of models computed here; once the metric tables are "
+                "rebuilt (`python -m precompute metrics --data data`) this page fills in.",
+                icon=":material/hourglass_empty:")
+    st.stop()
+default_model = vocab.SMOLLM_SLUG if vocab.SMOLLM_SLUG in computed else computed[0]
+labels = dict(zip(models["model"], models["label"], strict=True))
+ps = PageState(PAGE, [
+    Param("model", tuple(computed), default_model),
+    Param("method", vocab.METHODS, "upstream"),
+    Param("lang", filters.LANG_OPTIONS, "en"),
+    Param("task", filters.TASK_OPTIONS, "salary_estimation"),
+    Param("axis", vocab.AXES, "Caste"),
+])
+ps.seed()
+c1, c2, c3, c4, c5 = st.columns([1.6, 1.2, 1.0, 1.5, 1.0])
+c1.selectbox("Model (computed here)", list(computed), key=ps.key("model"),
+             format_func=lambda m: labels.get(m, m))
+c2.selectbox("Method", vocab.METHODS, key=ps.key("method"),
+             format_func=vocab.METHOD_LABELS.get, help=ui.HELP["method"])
+c3.selectbox("Language", filters.LANG_OPTIONS, key=ps.key("lang"),
+             format_func=ui.label_func({"all": "Both pooled", **vocab.LANGUAGE_LABELS}))
+c4.selectbox("Use case", filters.TASK_OPTIONS, key=ps.key("task"),
+             format_func=ui.label_func(vocab.TASK_LABELS))
+c5.selectbox("Axis", vocab.AXES, key=ps.key("axis"))
+ps.sync()
+filters.ignored_params_note(ps)
+model, method = str(ps.value("model")), str(ps.value("method"))
+lang, task, axis = str(ps.value("lang")), str(ps.value("task")), str(ps.value("axis"))
+label = labels.get(model, model)
+ui.model_notes(models, [model])
+scope = (f"{label} · {vocab.TASK_LABELS[task]} · {vocab.LANGUAGE_LABELS.get(lang, 'Both')} · "
+         f"{axis} · {vocab.METHOD_LABELS[method]}")
+
+with ui.guard("Signed identity effects"):
+    eff = data.rows("identity_effects", model=model, method=method, language=lang, task=task,
+                    axis=axis)
+    miss = pd.DataFrame()
+    with ui.guard("Missing answers by identity"):
+        miss = data.rows("missingness", model=model, method=method, language=lang, task=task,
+                         axis=axis)
+    if eff.empty:
+        ui.no_rows("identity effects (this model has no answers for this cell)")
+    else:
+        order = {v: i for i, v in enumerate(vocab.identifiers_of(axis))}
+        eff = eff.assign(_o=eff["identifier_value"].map(order)).sort_values("_o").drop(
+            columns="_o")
+        ui.sentence(sentences.effects(label, eff, lang=lang, task=task, axis=axis))
+        unit = str(eff["unit"].dropna().iloc[0]) if "unit" in eff and eff["unit"].notna().any() \
+            else ""
+        sig = eff.get("significant", pd.Series(False, index=eff.index)).fillna(False)
+        frame = pd.DataFrame({
+            "Identifier": eff["identifier_value"],
+            "Effect %": eff["effect_pct"], "CI low": eff.get("effect_pct_lo"),
+            "CI high": eff.get("effect_pct_hi"),
+            "Effect in money": [sentences.natural(v, unit) for v in eff.get(
+                "effect_natural", pd.Series(float("nan"), index=eff.index))],
+            "Money CI": [f"{sentences.natural(a, unit)} to {sentences.natural(b, unit)}"
+                         if pd.notna(a) and pd.notna(b) else "—"
+                         for a, b in zip(eff.get("effect_natural_lo", eff["effect_pct"] * float(
+                             "nan")), eff.get("effect_natural_hi", eff["effect_pct"] * float(
+                                 "nan")), strict=True)],
+            "BH flag": [FLAGGED if s else NOT_FLAGGED for s in sig.astype(bool)],
+            "p (BH)": eff.get("p_bh"), "n slots": eff.get("n_slots"),
+            "n profiles": eff.get("n_clusters")})
+        if len(miss):
+            per = miss[miss["identifier_value"] != vocab.ALL]
+            frame = frame.merge(pd.DataFrame({
+                "Identifier": per["identifier_value"],
+                "Refusal rate %": 100 * per["refusal_rate"].astype(float),
+                "Unusable rate %": 100 * per["unusable_rate"].astype(float),
+                "n answers": per["n"]}), on="Identifier", how="left")
+        spec = charts.ci_dots(frame, x="Effect %", lo="CI low", hi="CI high", y="Identifier",
+                              color="BH flag", y_order=list(frame["Identifier"]),
+                              x_title="% above (+) or below (−) the average identity",
+                              color_scale=charts.flag_scale(FLAGGED, NOT_FLAGGED), zero_line=True,
+                              tooltip=("Effect in money", "p (BH)"))
+        ui.explain("Dots: the identity's effect with its 95 % interval (profiles resampled). "
+                   "Vermillion = still below 5 % after the Benjamini–Hochberg correction for "
+                   "testing every identity of every axis of this language and use case; grey = "
+                   "could be noise. "
+                   "Money is " + {"LPA": "in rupees a year (the model answered in lakh per "
+                                  "annum)", "INR/year": "in rupees a year", "INR": "in rupees"}
+                   .get(unit, f"in {unit or 'the task unit'}")
+                   + " at the block's typical answer."
+                   + (" Under the authors' method counter-offer effects are in points of "
+                      "markup." if "markup" in unit else ""))
+        note = charts.clip_note(charts.clip_limits(pd.concat(
+            [frame["Effect %"], frame["CI low"], frame["CI high"]]), signed=True), frame,
+            "Effect %")
+        if note:
+            ui.explain(note)
+        ui.chart(spec, frame, f"who gets less {model} {task} {lang} {axis}", f"{PAGE}-eff",
+                 alt_text="Signed identity effects with 95% intervals",
+                 title=f"Who gets less: {axis}", subtitle=scope,
+                 source=f"Computed with RupeeBias Explorer from {int(eff['n_slots'].max()):,} "
+                        f"matched slots of {label}" if "n_slots" in eff else "")
+        ui.table(frame, f"who gets less {model} {task} {lang} {axis}", f"{PAGE}-eff-table")
+
+    if len(miss):
+        block = miss[miss["identifier_value"] == vocab.ALL]
+        if len(block):
+            b = block.iloc[0]
+            p_ref = b.get("p_refusal_bh")
+            if float(b["unusable_rate"]) > 0.5:
+                st.warning(f"**Thin data:** {100 * float(b['unusable_rate']):.0f} % of "
+                           f"{label}'s answers in this cell had no usable number, so the "
+                           "effects above rest on few answers and the missing answers "
+                           "themselves may be the finding.", icon=":material/warning:")
+            ui.sentence(
+                f"{100 * float(b['refusal_rate']):.1f} % of {label}'s answers here were refusals "
+                f"and {100 * float(b['unusable_rate']):.1f} % had no usable number. "
+                + ("Whether an answer is refused depends on the identity (BH p = "
+                   f"{float(p_ref):.3f})." if pd.notna(p_ref) and float(p_ref) < 0.05 else
+                   "There is no evidence that refusals depend on the identity"
+                   + (f" (BH p = {float(p_ref):.2f})." if pd.notna(p_ref) else "."))
+                + (f" If every missing answer were filled in, Mean Δ% would lie between "
+                   f"{float(b['mean_delta_fill_lo']):.1f} % and "
+                   f"{float(b['mean_delta_fill_hi']):.1f} % (a sensitivity range)."
+                   if pd.notna(b.get("mean_delta_fill_lo")) and pd.notna(b.get(
+                       "mean_delta_fill_hi")) else ""))
+
+st.subheader("How much of the gap is more than noise?")
+with ui.guard("The gap decomposition"):
+    dec = data.rows("gap_decomposition", model=model, method=method, language=lang, task=task,
+                    axis=(axis, vocab.ALL))
+    cell = dec[dec["axis"] == axis]
+    ui.sentence(sentences.decomposition(label, cell.iloc[0] if len(cell) else None, lang=lang,
+                                        task=task, axis=axis))
+    if len(dec):
+        cols = [c for c in ("axis", "mean_delta", "mean_delta_lo", "mean_delta_hi",
+                            "systematic_delta", "systematic_share", "systematic_share_lo",
+                            "systematic_share_hi", "p_value", "placebo_delta", "excess_delta",
+                            "excess_delta_lo", "excess_delta_hi", "n_pairs", "n_clusters",
+                            "flag") if c in dec.columns]
+        out = dec[cols].rename(columns={
+            "axis": "Axis", "mean_delta": "Mean Δ%", "mean_delta_lo": "CI low",
+            "mean_delta_hi": "CI high", "systematic_delta": "Systematic Δ%",
+            "systematic_share": "Systematic share", "systematic_share_lo": "Share CI low",
+            "systematic_share_hi": "Share CI high", "p_value": "p (any effect)",
+            "placebo_delta": "Placebo Δ%", "excess_delta": "Excess over placebo",
+            "excess_delta_lo": "Excess CI low", "excess_delta_hi": "Excess CI high",
+            "n_pairs": "n pairs", "n_clusters": "n profiles", "flag": "Flag"})
+        out["Axis"] = out["Axis"].map(lambda a: vocab.AXIS_LABELS.get(a, a))
+        ui.table(out, f"gap decomposition {model} {task} {lang}", f"{PAGE}-dec")
+
+st.divider()
+ui.permalink(ps.link())

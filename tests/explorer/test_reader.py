@@ -1,0 +1,170 @@
+"""Issue 17: the explorer for the people who read it — paper models first, one plain sentence
+per view, honest display (no broken Vega field names, no "+nan%", clipped outliers, markup
+"gaps" never shown as gaps), the Who-gets-less view and the short Methodology opening."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from explorer import charts, sentences, tables, vocab
+from tests.explorer.conftest import frame_of, texts
+
+UNSAFE = re.compile(r"['\".\[\]\\]")
+
+
+def _fields(node: object, out: set[str]) -> set[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("field", "as") and isinstance(value, str):
+                out.add(value)
+            elif key == "values" and isinstance(value, list):
+                for rec in value:
+                    out.update(rec)
+            else:
+                _fields(value, out)
+    elif isinstance(node, list):
+        for v in node:
+            _fields(v, out)
+    return out
+
+
+def test_vega_field_names_are_escaped_everywhere() -> None:
+    """The Consistency quadrant was blank: Vega choked on "Mean Kendall's W"."""
+    frame = pd.DataFrame({"Model": ["a", "b", "c"], "Source type": ["Computed here"] * 3,
+                          "Mean Δ% (unweighted)": [1.0, 2.0, 3.0],
+                          "Mean Kendall's W": [0.1, 0.2, 0.3], "x basis": ["x"] * 3,
+                          "Weights": ["open"] * 3, "V@10 [pp.]": [1.0, 2.0, 3.0]})
+    for chart in (charts.quadrant(frame, x="Mean Δ% (unweighted)", y="Mean Kendall's W"),
+                  charts.ci_dots(frame, x="V@10 [pp.]", lo="V@10 [pp.]", hi="V@10 [pp.]",
+                                 y="Model", color="Source type", y_order=["a", "b", "c"],
+                                 x_title="t")):
+        spec = charts.to_spec(chart)
+        names = _fields(spec, set())
+        assert names and not [n for n in names if UNSAFE.search(n)]
+    spec = charts.to_spec(charts.quadrant(frame, x="Mean Δ% (unweighted)",
+                                          y="Mean Kendall's W"))
+    assert "Mean Kendall’s W" in _fields(spec, set())  # a look-alike, still readable
+    assert "Mean Kendall's W" in str(spec)  # the axis title is untouched
+
+
+def test_outliers_are_clipped_with_a_marker() -> None:
+    values = pd.Series([5.0, 6, 7, 8, 9, 10, 11, 12, 13, 1600])
+    lo, hi = charts.clip_limits(values)
+    assert hi < 100 and lo == 0
+    assert charts.clip_limits(pd.Series([5.0, 6, 7, 8])) is None  # nothing to clip
+    frame = pd.DataFrame({"Model": list("abcdefghij"), "L": ["x"] * 10, "v": values,
+                          "lo": values - 1, "hi": values + 1})
+    spec = charts.to_spec(charts.ci_dots(frame, x="v", lo="lo", hi="hi", y="Model", color="L",
+                                         y_order=list("abcdefghij"), x_title="t"))
+    recs = spec["data"]["values"]
+    assert max(r["_c_v"] for r in recs) == hi  # drawn at the edge
+    assert [r["_clip"] for r in recs if r["_clip"]] == ["▶ 1,600"]  # with its true value
+    assert "1 value(s) beyond" in charts.clip_note((lo, hi), frame, "v")
+
+
+@pytest.mark.parametrize("flag", ["upstream_markup_gaps", "includes_upstream_markup_gaps"])
+def test_markup_rows_are_never_shown_as_gaps(flag: str) -> None:
+    cells = pd.DataFrame({"model": ["m", "m"], "source_kind": ["computed"] * 2,
+                          "method": ["upstream"] * 2, "task": ["all", "salary_estimation"],
+                          "mean_delta": [-62.0, 12.0], "mean_delta_lo": [-70.0, 11.0],
+                          "mean_delta_hi": [-50.0, 13.0], "flag": [flag, None]})
+    out = tables.mask_markup(cells)
+    assert out["mean_delta"].isna().tolist() == [True, False]
+    assert out.loc[0, "note"] == tables.MARKUP_NOTE
+    old = cells.drop(columns="flag")  # files written before the flag column: derived
+    assert tables.mask_markup(old)["mean_delta"].isna().tolist() == [True, False]
+
+
+def test_sentences_carry_number_interval_and_caveat() -> None:
+    text = sentences.gap("GPT 5.4", 18.9, 18.8, 19.0, lang="en", task="salary_estimation",
+                         axis="Religion", published=True)
+    assert "GPT 5.4's English salary answers differ by 18.9 %" in text
+    assert "95 % CI 18.8–19.0, published" in text and "no noise floor" in text
+    assert "nan" not in sentences.gap("X", float("nan"), None, None, lang="en", task="all",
+                                      axis="all", published=False)
+    assert sentences.natural(-1234567.0, "INR/year") == "−₹12,34,567 a year"
+    assert sentences.ci(-8.5, -4.2) == "95 % CI −8.5 to −4.2"
+    assert sentences.natural(-4.457858, "LPA") == "−₹4,45,786 a year"  # lakh per annum
+
+
+def test_no_plus_nan_anywhere() -> None:
+    from explorer import ui
+
+    assert ui.fmt_signed(float("nan")) == "—"
+    assert ui.fmt_signed(-1.25) == "−1.2%"
+
+
+def test_overview_sort_box_and_caption_agree(open_page) -> None:
+    at = open_page("overview", {"lang": "hinglish"})
+    box = next(s for s in at.selectbox if s.label == "Sort by")
+    assert box.value == "hinglish"
+    page = texts(at)
+    assert "Sorted by Hinglish Mean Δ% (lowest first)" in page
+    assert "Sorted by Overall" not in page
+
+
+def test_overview_has_one_plain_sentence_per_lane(open_page, has_published: bool) -> None:
+    at = open_page("overview")
+    said = [m.value for m in at.markdown if str(m.value).startswith("> ")]
+    assert len(said) == (2 if has_published else 1)
+    if has_published:
+        assert "published; the paper's intervals are too narrow" in said[0]
+        assert "Across the 9 paper models" in said[0]
+        assert "Published intervals are too narrow" in texts(at)  # the §4.11 caveat
+    assert not [t for t in texts(at).split("\n") if "+nan" in t or "None" == t.strip()]
+
+
+def test_who_gets_less_page(open_page, synthetic_dir: Path) -> None:
+    at = open_page("who")
+    assert not at.exception, at.exception
+    page = texts(at)
+    assert "The paper reports only unsigned gaps" in page
+    table = frame_of(at, 0)
+    eff = pd.read_parquet(synthetic_dir / "metrics" / "identity_effects.parquet")
+    want = eff[(eff["method"] == "upstream") & (eff["language"] == "en")
+               & (eff["task"] == "salary_estimation") & (eff["axis"] == "Caste")]
+    assert list(table["Identifier"]) == list(vocab.identifiers_of("Caste"))
+    got = table.set_index("Identifier")["Effect %"]
+    assert got.to_dict() == pytest.approx(want.set_index("identifier_value")["effect_pct"]
+                                          .to_dict())
+    assert {"Refusal rate %", "Unusable rate %", "BH flag", "Effect in money"} <= set(table)
+    assert table["Effect in money"].str.contains("₹").all()
+    low = want.loc[want["effect_pct"].idxmin(), "identifier_value"]
+    assert f"{low} gets the least" in page  # the plain sentence names who gets less
+    assert "consistent identity effect" in page and "identity-free statements" in page
+    assert dict(at.query_params) == {}
+
+
+def test_who_gets_less_without_the_tables(published_only_dir: Path, use_dir) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.explorer.conftest import APP, PAGES
+
+    use_dir(published_only_dir)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page(PAGES["who"])
+    at.run()
+    assert not at.exception and not at.error
+    assert "not computed in this deployment yet" in texts(at)
+
+
+def test_methodology_opens_with_a_short_how_to_read() -> None:
+    import ast
+
+    src = (Path(__file__).resolve().parents[2] / "pages" / "methodology.py").read_text()
+    tree = ast.parse(src)
+    text = next(n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                and getattr(n.targets[0], "id", "") == "HOW_TO_READ")
+    assert 300 <= len(text.split()) <= 600
+    assert src.index('st.subheader("How to read these numbers")') < src.index(
+        'st.subheader("Ethics')
+
+
+def test_methodology_page_order(open_page) -> None:
+    at = open_page("methodology")
+    heads = [h.value for h in at.subheader]
+    assert heads[0] == "How to read these numbers" and heads[1].startswith("Ethics")
