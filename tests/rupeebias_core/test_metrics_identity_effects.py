@@ -181,3 +181,15 @@ def test_pooled_placebo_is_reweighted_to_the_identity_mix() -> None:
     w = {lang: per[lang].n_pairs / row.n_pairs for lang in per}
     assert row.placebo_delta == pytest.approx(sum(w[lg] * per[lg].placebo_delta for lg in w))
     assert row.excess_delta == pytest.approx(row.mean_delta - row.placebo_delta)
+
+
+def test_p_values_reach_below_the_permutation_floor_only_in_the_tail() -> None:
+    from rupeebias_core.metrics.identity_effects import permutation_p_values
+
+    rng = np.random.default_rng(11)
+    perm = rng.normal(0.0, 0.1, size=(999, 3))
+    p = permutation_p_values(np.array([0.0, 0.15, 1.0]), perm)
+    assert p[0] > 0.5  # no effect
+    assert 0.05 < p[1] < 0.3  # inside the permutations' range: the empirical p
+    assert p[1] == (1 + (np.abs(perm[:, 1]) >= 0.15).sum()) / 1000
+    assert p[2] < 1e-6  # ten sd out: below 1/1000, from the fitted tail
