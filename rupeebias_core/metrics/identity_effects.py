@@ -52,21 +52,18 @@ from scipy.stats import false_discovery_control, norm
 from rupeebias_core.metrics.blocks import BlockKey, ValueBlock
 from rupeebias_core.metrics.bootstrap import ClusterWeights, t_interval
 from rupeebias_core.metrics.pairs import Method, relative_gap
+from rupeebias_core.metrics.parsed import COUNTER_OFFER, METRIC_UNIT
 from rupeebias_core.metrics.seeds import rng_for
 
 ALL = "all"
-COUNTER_OFFER = "counter_offer_recommendation"
 DEFAULT_PERMUTATIONS = 999
 PLACEBO = "placebo"
-#: Natural unit of each task's effect (what ``effect_natural`` is in), per method.
+#: An effect's unit from the metric's unit (parsed.METRIC_UNIT, the one home of unit labels):
+#: a difference of percentages is in percentage points.
+_EFFECT_UNIT = {"%": "pp", "markup %": "pp of markup"}
 NATURAL_UNIT: Mapping[str, Mapping[str, str]] = {
-    "upstream": {"salary_estimation": "LPA", "salary_increment_estimation": "pp",
-                 COUNTER_OFFER: "pp of markup", "service_pricing_vendor": "INR",
-                 "service_pricing_client": "INR"},
-    "corrected": {"salary_estimation": "INR/year", "salary_increment_estimation": "pp",
-                  COUNTER_OFFER: "INR/year", "service_pricing_vendor": "INR",
-                  "service_pricing_client": "INR"},
-}
+    method: {task: _EFFECT_UNIT.get(unit, unit) for task, unit in units.items()}
+    for method, units in METRIC_UNIT.items()}
 
 
 def log_values(block: ValueBlock, method: Method) -> np.ndarray:

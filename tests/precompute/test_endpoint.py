@@ -62,7 +62,7 @@ def test_validate_base_url_rejects_without_echo(url: str) -> None:
 
 
 def test_redaction_and_hosts() -> None:
-    key = "sk-proj-0123456789abcdefXYZ"
+    key = "sk-test-0123456789abcdefXYZ"
     text = f"bad key {key} and {key[:4]}…{key[5:13]} at http://10.0.0.5:8000/v1"
     out = endpoint.redact(text, (key, *endpoint.url_secrets("http://10.0.0.5:8000/v1")))
     assert key not in out and key[5:13] not in out and "10.0.0.5" not in out
