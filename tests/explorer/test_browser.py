@@ -12,16 +12,13 @@ import io
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from tests.explorer.streamlit_server import serve_app
 
 pytestmark = pytest.mark.slow
 
@@ -62,12 +59,6 @@ if not Path(CHROMIUM).exists():
     pytest.skip("Debian's /usr/bin/chromium is not installed", allow_module_level=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(synthetic_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from _serve(synthetic_dir, tmp_path_factory.mktemp("streamlit-log") / "server.log")
@@ -88,35 +79,8 @@ def fresh_server(synthetic_dir: Path, tmp_path: Path) -> Iterator[str]:
 
 
 def _serve(synthetic_dir: Path, log: Path) -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "RUPEEBIAS_DATA_DIR": str(synthetic_dir)}
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"),
-             "--server.headless", "true", "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                    if resp.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
+    with serve_app({**os.environ, "RUPEEBIAS_DATA_DIR": str(synthetic_dir)}, log) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")

@@ -6,16 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.explorer.streamlit_server import serve_app
 from tests.explorer.test_live_fake_server import FakeChatServer
 
 pytestmark = pytest.mark.slow
@@ -31,49 +27,16 @@ if not Path(CHROMIUM).exists():
     pytest.skip("Debian's /usr/bin/chromium is not installed", allow_module_level=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def app_with_fake_model(tmp_path: Path) -> Iterator[tuple[str, FakeChatServer]]:
     answers = {"I am male.": ["### 600000 INR"], "I am female.": ["### 540000 INR"]}
     with FakeChatServer(answers=answers) as fake:
-        port = _free_port()
         (tmp_path / "data").mkdir()
         env = {k: v for k, v in os.environ.items() if not k.startswith("RUPEEBIAS_")}
         env.update(RUPEEBIAS_DATA_DIR=str(tmp_path / "data"),
                    RUPEEBIAS_LOCAL_BASE_URL=fake.base_url)
-        log = tmp_path / "server.log"
-        with log.open("w") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"),
-                 "--server.headless", "true", "--server.port", str(port),
-                 "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-                 "--server.fileWatcherType", "none"],
-                cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 90
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                        if resp.read().strip() == b"ok":
-                            break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"streamlit did not start:\n{log.read_text()[-3000:]}")
-                time.sleep(0.5)
+        with serve_app(env, tmp_path / "server.log") as url:
             yield url, fake
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
 
 def test_own_question_in_a_real_browser(app_with_fake_model: tuple[str, FakeChatServer],
