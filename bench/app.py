@@ -34,6 +34,7 @@ if str(REPO) not in sys.path:
 import pandas as pd  # noqa: E402
 
 from explorer import data, vocab  # noqa: E402
+from rupeebias_core.registry import DataLayout  # noqa: E402
 from tests.explorer import synthetic  # noqa: E402
 
 PAGES = {
@@ -186,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
                            raw_tasks=vocab.TASKS)
     build_s = time.perf_counter() - t0
     models = tuple(data.models_query(data.build_store(root))["model"])
-    parsed_rows = len(pd.read_parquet(root / "metrics" / "parsed.parquet", columns=["id"]))
+    parsed_rows = len(pd.read_parquet(DataLayout(root).parsed, columns=["id"]))
     print(f"SYNTHETIC data dir {root}: {len(models)} models ({args.models} synthetic computed, "
           f"{len(models) - args.models} published), {parsed_rows:,} parsed rows; "
           f"published tables: {info['published']}; built in {build_s:.1f} s")

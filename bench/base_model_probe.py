@@ -23,6 +23,7 @@ sys.path.insert(0, str(REPO))
 import pandas as pd  # noqa: E402
 
 from rupeebias_core.parsing import USABLE_STATUSES, parse, upstream_value  # noqa: E402
+from rupeebias_core.registry import DataLayout  # noqa: E402
 
 # Gemma's turn markers (the instruction-tuned model's template; the base GGUF ships none).
 GEMMA_TURNS = "<start_of_turn>user\n{system}\n\n{user}<end_of_turn>\n<start_of_turn>model\n"
@@ -31,7 +32,7 @@ GEMMA_TURNS = "<start_of_turn>user\n{system}\n\n{user}<end_of_turn>\n<start_of_t
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gguf", type=Path, required=True)
-    ap.add_argument("--prompts", type=Path, default=REPO / "data" / "prompts.parquet")
+    ap.add_argument("--prompts", type=Path, default=DataLayout(REPO / "data").prompts)
     ap.add_argument("--per-task", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-tokens", type=int, default=40)

@@ -13,6 +13,7 @@ prompt generation) is excluded. Also reports the store's commit rate on its own.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import subprocess
@@ -22,8 +23,22 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import pandas as pd
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from precompute.client import (  # noqa: E402 - after the path set-up above
+    ChatRequest,
+    RetryPolicy,
+    complete,
+    make_client,
+    transport_name,
+)
+from precompute.collect import OutputPaths, default_slug  # noqa: E402
+from precompute.store import ResponseStore, StoredResult, StoreWriter  # noqa: E402
+
+MODEL = "bench/model"
 
 
 def start_fake(latency: float) -> tuple[subprocess.Popen[str], int]:
@@ -41,8 +56,6 @@ def start_fake(latency: float) -> tuple[subprocess.Popen[str], int]:
 
 def store_commit_rate(n: int = 2000) -> tuple[float, float]:
     """Results/s through StoreWriter (group commits) and through one commit per result."""
-    from precompute.store import ResponseStore, StoredResult, StoreWriter
-
     def rec(i: int) -> StoredResult:
         return StoredResult(cache_key=f"k{i}", status="ok", request={"m": "x" * 800},
                             result={"response": "### 1 INR"}, finished_at="t", config_hash="c",
@@ -67,17 +80,13 @@ def store_commit_rate(n: int = 2000) -> tuple[float, float]:
 def sdk_only(port: int, n: int, concurrency: int) -> tuple[float, float]:
     """The same AsyncOpenAI client and `complete()` with nothing else (no store, no progress,
     no plan): the ceiling any collector built on the SDK has on this machine."""
-    import asyncio
-
-    from precompute.client import ChatRequest, RetryPolicy, complete, make_client
-
     system = "When the user asks for salary advice, return exactly ONE annual CTC. " * 8
 
     async def go() -> tuple[float, float]:
         client = make_client(f"http://127.0.0.1:{port}/v1", "sk-bench",
                              max_connections=concurrency + 2)
         sem = asyncio.Semaphore(concurrency)
-        reqs = [ChatRequest.chat("bench/model", f"I am profile {i}. What salary?", system)
+        reqs = [ChatRequest.chat(MODEL, f"I am profile {i}. What salary?", system)
                 for i in range(n)]
         await complete(client, reqs[0], RetryPolicy())
         t0, c0 = time.perf_counter(), time.process_time()
@@ -96,13 +105,11 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--latency", type=float, default=0.1)
     args = ap.parse_args()
-    import pandas as pd
-
     bound = args.concurrency / args.latency
     fake, port = start_fake(args.latency)
     try:
         with tempfile.TemporaryDirectory() as data:
-            cmd = [sys.executable, "-m", "precompute", "collect", "--model", "bench/model",
+            cmd = [sys.executable, "-m", "precompute", "collect", "--model", MODEL,
                    "--base-url", f"http://127.0.0.1:{port}/v1", "--api-key-env", "BENCH_KEY",
                    "--data", data, "--condition", "all", "--sample", str(args.n),
                    "--concurrency", str(args.concurrency)]
@@ -114,9 +121,9 @@ def main() -> int:
             if res.returncode != 0:
                 print(res.stderr[-3000:])
                 return 1
-            out = pd.read_parquet(Path(data) / "responses" / "model.parquet")
-            perf = json.loads((Path(data) / "responses" / "model.manifest.json")
-                              .read_text())["performance"]
+            paths = OutputPaths.under(Path(data), default_slug(MODEL))
+            out = pd.read_parquet(paths.parquet)
+            perf = json.loads(paths.manifest.read_text())["performance"]
         ceiling, ceiling_cpu = sdk_only(port, args.n, args.concurrency)
     finally:
         fake.terminate()
@@ -126,8 +133,6 @@ def main() -> int:
     span = (end - start).total_seconds()
     rate = len(out) / span
     grouped, single = store_commit_rate()
-    from precompute.client import make_client, transport_name
-
     transport = transport_name(make_client("http://127.0.0.1:1/v1", "x"))
     load = os.getloadavg()
     print(f"requests            {len(out):,} ok={int((out.status == 'ok').sum()):,}")

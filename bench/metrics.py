@@ -7,11 +7,14 @@ temporary directory, then:
 1. times the full ``metrics`` run as a subprocess (every table, both methods:
    ``--method both``, 2 workers), with its peak memory: the largest single process
    (``getrusage(RUSAGE_CHILDREN)``) and the whole process tree (sampled from ``/proc`` every 50 ms);
-2. times a **plain reference** on the same data: pandas + numpy written the straightforward
-   way (row-wise parsing, pandas self-join for pairs as upstream's ``build_pair_table``, one
-   i.i.d. bootstrap of the pair values per cell of the Mean Δ% cube, Wilson for V@10), run in
-   the same number of processes. It computes only the delta cube, the dominant cost, so the
-   speed-up it shows is a lower bound;
+2. times a **plain reference** on the same data, for the same methods as the timed run:
+   pandas + numpy written the straightforward way — row-wise parsing (the authors' extractor
+   for ``upstream``, our parser and exclusion rule for ``corrected``), pandas self-join for
+   pairs as upstream's ``build_pair_table``, per cell of the Mean Δ% cube one i.i.d. bootstrap
+   of the pair values and Wilson for V@10 (upstream) or a (task, profile) cluster bootstrap
+   with the t interval (corrected) — run in the same number of processes. It computes only
+   the delta cube, the dominant cost, so the speed-up it shows is a lower bound; the ratio
+   against the upstream reference alone is printed too;
 3. prints the maximum absolute difference between the fast and reference numbers: means,
    Violation@10 and Wilson bounds must agree to floating-point rounding; bootstrap bounds are
    compared with their Monte-Carlo error (B = 2,000: the sd of a percentile endpoint is about
@@ -45,6 +48,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from rupeebias_core.registry import DataLayout  # noqa: E402
 from rupeebias_core.simulate import SimSpec, write_simulated_dir  # noqa: E402
 
 AXES6 = ("Religion", "Caste", "Region", "Gender", "Disability", "Urban/Rural")
@@ -103,8 +107,9 @@ def reference_model(args: tuple[str, str]) -> tuple[str, pd.DataFrame, float]:
 
     data, model = args
     t0 = time.perf_counter()
-    prompts = pd.read_parquet(Path(data) / "prompts.parquet")
-    resp = pd.read_parquet(Path(data) / "responses" / f"{model}.parquet")
+    layout = DataLayout(Path(data))
+    prompts = pd.read_parquet(layout.prompts)
+    resp = pd.read_parquet(layout.responses(model))
     df = resp.merge(prompts, on=["id", "condition"])
     df = df[df["condition"] == "standard"]
     if "reasoning_content" in df.columns and "deepseek" in model:
@@ -152,6 +157,86 @@ def reference_model(args: tuple[str, str]) -> tuple[str, pd.DataFrame, float]:
                              "mean_delta_hi": hi, "violation_10": 100 * k / len(vals),
                              "violation_10_lo": vlo, "violation_10_hi": vhi,
                              "n_pairs": len(vals)})
+    return model, pd.DataFrame(rows), time.perf_counter() - t0
+
+
+def _ref_cluster_t_ci(sums: np.ndarray, counts: np.ndarray, key: str) -> tuple[float, float]:
+    """Corrected method, the obvious way: B resamples of the (task, profile) clusters with
+    replacement; mean ± t(G−1) × SD × √(G/(G−1)) as the fast engine reports it."""
+    from scipy.stats import t as student_t
+
+    g = len(sums)
+    if g < 2:
+        return (math.nan, math.nan)
+    rng = _ref_seed(key)
+    reps = np.empty(B)
+    for b in range(B):
+        pick = rng.integers(0, g, size=g)
+        reps[b] = sums[pick].sum() / counts[pick].sum()
+    point = sums.sum() / counts.sum()
+    half = student_t.ppf(0.975, g - 1) * reps.std(ddof=1) * math.sqrt(g / (g - 1))
+    return (float(max(point - half, 0.0)), float(point + half))
+
+
+def reference_corrected(args: tuple[str, str]) -> tuple[str, pd.DataFrame, float]:
+    """Corrected-method delta cube of one model, computed plainly: our parser row by row, the
+    shared exclusion rule, natural units, first usable answer per prompt, pandas self-join,
+    pairs with a positive midpoint, a (task, profile) cluster bootstrap per cell."""
+    from rupeebias_core.parsing import metric_exclusion, parse
+
+    data, model = args
+    t0 = time.perf_counter()
+    layout = DataLayout(Path(data))
+    prompts = pd.read_parquet(layout.prompts)
+    resp = pd.read_parquet(layout.responses(model))
+    resp = resp.drop(columns=[c for c in resp.columns
+                              if c in prompts.columns and c not in ("id", "condition")])
+    df = resp.merge(prompts, on=["id", "condition"])
+    df = df[df["condition"] == "standard"].copy()
+
+    def value(r: pd.Series) -> float:
+        text = r["response"] if isinstance(r["response"], str) else None
+        fr = r["finish_reason"] if isinstance(r.get("finish_reason"), str) else None
+        res = parse(r["task"], text, fr)
+        ok = metric_exclusion(res) is None and res.value is not None
+        return float(res.value) if ok else math.nan
+
+    df["value"] = df.apply(value, axis=1)
+    df = df.dropna(subset=["value"]).drop_duplicates(
+        ["task", "language", "identifier_value", "profile_id", "question_variant_id"],
+        keep="first")
+    pairs = []
+    for (task, lang, axis), g in df.groupby(["task", "language", "axis"]):
+        g = g[["identifier_value", "profile_id", "question_variant_id", "value"]]
+        m = g.merge(g, on=["profile_id", "question_variant_id"], suffixes=("_a", "_b"))
+        m = m[m["identifier_value_a"] < m["identifier_value_b"]]
+        mid = (m["value_a"] + m["value_b"]) / 2
+        d = (m["value_a"] - m["value_b"]).abs() / mid * 100
+        keep = (mid > 0) & np.isfinite(d)
+        pairs.append(pd.DataFrame({"task": task, "language": lang, "axis": axis,
+                                   "cluster": task + "|" + m.loc[keep, "profile_id"],
+                                   "delta": d[keep].to_numpy()}))
+    pt = pd.concat(pairs, ignore_index=True)
+    rows = []
+    for lang in ("en", "hinglish", "all"):
+        for task in (*sorted(pt["task"].unique()), "all"):
+            for axis in (*AXES6, "all"):
+                sel = pt
+                if lang != "all":
+                    sel = sel[sel["language"] == lang]
+                if task != "all":
+                    sel = sel[sel["task"] == task]
+                if axis != "all":
+                    sel = sel[sel["axis"] == axis]
+                if len(sel) == 0:
+                    continue
+                by = sel.groupby("cluster")["delta"].agg(["sum", "count"])
+                lo, hi = _ref_cluster_t_ci(by["sum"].to_numpy(float),
+                                           by["count"].to_numpy(float),
+                                           f"refc:{model}:{lang}:{task}:{axis}")
+                rows.append({"model": model, "language": lang, "task": task, "axis": axis,
+                             "mean_delta": sel["delta"].mean(), "mean_delta_lo": lo,
+                             "mean_delta_hi": hi, "n_pairs": len(sel)})
     return model, pd.DataFrame(rows), time.perf_counter() - t0
 
 
@@ -262,27 +347,46 @@ def main() -> int:
 
         k = max(1, min(args.reference_models, len(SPECS)))
         models = [s.model for s in SPECS[:k]]
-        t1 = time.perf_counter()
-        with ProcessPoolExecutor(args.workers) as pool:
-            results = list(pool.map(reference_model, [(str(tmp), m) for m in models]))
-        ref_wall = time.perf_counter() - t1
-        ref_cpu = sum(r[2] for r in results)
         scale = len(SPECS) / k
-        if k == len(SPECS):
-            ref_total, label = ref_wall, ""
-        else:  # per-model times × 9/k, spread over the workers
-            ref_total = ref_cpu * scale / args.workers
-            label = f" (measured on {k} model(s), extrapolated ×{scale:.2f} over {args.workers} " \
-                    "processes)"
-        print(f"reference: plain pandas/numpy delta cube only, {args.workers} processes: "
-              f"{ref_total:.1f} s wall{label}, {ref_cpu * scale:.1f} s CPU")
-        print(f"speed-up: {ref_total / wall:.1f}× wall, {ref_cpu * scale / cpu:.1f}× CPU "
-              f"(a lower bound: the fast run also computes the 13 other tables)")
-        fast = pd.read_parquet(tmp / "metrics" / "delta.parquet")
-        fast = fast[fast["model"].isin(models) & (fast["method"] == "upstream")]
-        if len(fast):
-            compare(fast.drop(columns=["flag"], errors="ignore"),
-                    pd.concat([r[1] for r in results], ignore_index=True))
+        methods = ("upstream", "corrected") if args.method == "both" else (args.method,)
+        refs = {"upstream": reference_model, "corrected": reference_corrected}
+        ref_total = ref_cpu_all = 0.0
+        ref_up = 0.0
+        for method in methods:
+            t1 = time.perf_counter()
+            with ProcessPoolExecutor(args.workers) as pool:
+                results = list(pool.map(refs[method], [(str(tmp), m) for m in models]))
+            ref_wall = time.perf_counter() - t1
+            ref_cpu = sum(r[2] for r in results)
+            if k == len(SPECS):
+                total, label = ref_wall, ""
+            else:  # per-model times × 9/k, spread over the workers
+                total = ref_cpu * scale / args.workers
+                label = f" (measured on {k} model(s), extrapolated ×{scale:.2f} over " \
+                        f"{args.workers} processes)"
+            print(f"reference ({method}): plain pandas/numpy delta cube only, {args.workers} "
+                  f"processes: {total:.1f} s wall{label}, {ref_cpu * scale:.1f} s CPU")
+            ref_total += total
+            ref_cpu_all += ref_cpu * scale
+            ref_up = total if method == "upstream" else ref_up
+            fast = pd.read_parquet(DataLayout(tmp).metrics("delta"))
+            fast = fast[fast["model"].isin(models) & (fast["method"] == method)]
+            ref_cube = pd.concat([r[1] for r in results], ignore_index=True)
+            if len(fast):
+                if method == "corrected":  # no V@10 in this reference
+                    fast = fast.drop(columns=[c for c in fast.columns
+                                              if c.startswith("violation_10")])
+                    ref_cube = ref_cube.assign(violation_10=np.nan, violation_10_lo=np.nan,
+                                               violation_10_hi=np.nan)
+                    fast = fast.assign(violation_10=np.nan, violation_10_lo=np.nan,
+                                       violation_10_hi=np.nan)
+                compare(fast.drop(columns=["flag"], errors="ignore"), ref_cube)
+        print(f"speed-up: {ref_total / wall:.1f}× wall, {ref_cpu_all / cpu:.1f}× CPU against "
+              f"the reference of the same methods ({', '.join(methods)}; a lower bound: the "
+              f"fast run also computes the {len(TABLE_NAMES) - 2} other tables)")
+        if len(methods) > 1:
+            print(f"          {ref_up / wall:.1f}× wall against the upstream reference alone "
+                  "(the comparison this benchmark printed before 2026-12-01)")
         targets = [("full run ≤ 30 s", wall <= 30), ("≥ 20× the reference",
                                                      ref_total / wall >= 20),
                    ("≤ 2 GB peak", rss_tree <= 2048)]

@@ -1,7 +1,7 @@
 """How often each method's extracted answer is a number copied from the prompt (CGPA, current
 CTC, years of experience, city tier), on a computed run: the table in docs/parsing.md.
 
-    python bench/prompt_echo.py [--data data] [--model smollm2-135m-instruct]
+    python bench/prompt_echo.py [--data data] [--model SLUG]
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from precompute import local_models  # noqa: E402
 from rupeebias_core.metrics.parsed import parse_rows  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=REPO / "data")
-    ap.add_argument("--model", default="smollm2-135m-instruct")
+    ap.add_argument("--model", default=local_models.DEFAULT.slug)
     args = ap.parse_args()
     prompts = pd.read_parquet(args.data / "prompts.parquet")
     resp = pd.read_parquet(args.data / "responses" / f"{args.model}.parquet")

@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any, Final, TypeVar
 
 import altair as alt
 import numpy as np
 import pandas as pd
+from altair.utils.schemapi import UndefinedType
 
 from explorer import vocab
 
 alt.utils.schemapi.disable_debug_mode()
 
-SOURCE_DOMAIN = ["Published (paper)", "Computed here"]
-SOURCE_RANGE = ["#0072B2", "#E69F00"]
+SOURCE_DOMAIN = [vocab.SOURCE_LABELS[k] for k in vocab.SOURCE_KINDS]
+SOURCE_RANGE = [vocab.SOURCE_COLORS[k] for k in vocab.SOURCE_KINDS]
 TASK_COLORS = {
     "all": "#000000",
     "salary_estimation": "#0072B2",
@@ -41,10 +43,11 @@ LANGUAGE_COLORS = {"Overall": "#555555", "English": "#0072B2", "Hinglish": "#D55
 #: Okabe–Ito first, then darker/lighter companions: distinguishable for colour-blind readers.
 MODEL_PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
                  "#000000", "#7F7F7F", "#8C564B", "#1B9E77", "#7570B3", "#E7298A", "#66A61E"]
-_Q, _N = "quantitative", "nominal"
+_Q: Final = "quantitative"
+_N: Final = "nominal"
 
 
-def _legend(**kw: object) -> alt.Legend:
+def _legend(**kw: Any) -> alt.Legend:  # Legend options, passed through
     return alt.Legend(orient="bottom", title=None, labelLimit=0, **kw)
 
 
@@ -68,7 +71,10 @@ def _plain(value: object) -> object:
     return value
 
 
-def with_data(chart: alt.TopLevelMixin, frame: pd.DataFrame) -> alt.TopLevelMixin:
+_Chart = TypeVar("_Chart", bound=alt.TopLevelMixin)
+
+
+def with_data(chart: _Chart, frame: pd.DataFrame) -> _Chart:
     """Attach the data last: Altair deep-copies a chart's data on every ``properties()`` /
     ``facet()`` call, which for inline records cost more than everything else."""
     chart.data = records(frame)
@@ -90,7 +96,7 @@ def _rename_fields(node: object, names: dict[str, str]) -> object:
     """Rewrite field references (``field``, ``groupby``, ``as``, facet/sort fields) and the
     keys of inline records. Titles stay as they were."""
     if isinstance(node, dict):
-        out = {}
+        out: dict[str, object] = {}
         for key, value in node.items():
             if key in ("field", "as") and isinstance(value, str):
                 out[key] = names.get(value, value)
@@ -123,15 +129,16 @@ def _field_names(node: object, found: set[str]) -> None:
             _field_names(v, found)
 
 
-def sanitize_fields(spec: dict) -> dict:
+def sanitize_fields(spec: dict[str, Any]) -> dict[str, Any]:
     """Make every field name of a Vega-Lite spec safe for Vega's access-path parser."""
     found: set[str] = set()
     _field_names(spec, found)
     names = {f: safe_field(f) for f in found if safe_field(f) != f}
-    return _rename_fields(spec, names) if names else spec
+    renamed = _rename_fields(spec, names) if names else spec
+    return renamed if isinstance(renamed, dict) else spec
 
 
-def to_spec(chart: alt.TopLevelMixin) -> dict:
+def to_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
     """The Vega-Lite dict for ``st.vega_lite_chart``, without re-validation and without
     Altair's default 300-px view size (charts fill their container); field names are made
     safe for Vega (:func:`sanitize_fields`)."""
@@ -260,7 +267,7 @@ def ci_dots(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str
     limits = clip_limits(pd.concat([frame[x], frame.get(lo, frame[x]), frame.get(hi, frame[x])]),
                          signed=zero_line) if clip and len(frame) else None
     xs, los, his = x, lo, hi
-    scale = alt.Undefined
+    scale: alt.Scale | UndefinedType = alt.Undefined
     if limits is not None:
         frame = _clip_columns(frame, (x, lo, hi), limits, x)
         xs, los, his = f"_c_{x}", f"_c_{lo}", f"_c_{hi}"
@@ -298,7 +305,7 @@ def radar_data(panels: dict[str, pd.DataFrame], *, shared: bool,
     angle = {a: math.pi / 2 - 2 * math.pi * i / n for i, a in enumerate(axes)}
     closed = [*axes, axes[0]]  # repeat axis 0: closes the polygon
     r_all = max([float(f["mean_delta"].max()) for f in panels.values() if len(f)] or [1.0])
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     for panel, frame in panels.items():
         ticks = nice_ticks(r_all if shared else float(frame["mean_delta"].max() or 1.0))
         top = ticks[-1]
@@ -472,7 +479,8 @@ def deviation_dots(frame: pd.DataFrame, *, y_order: Sequence[str], color_order: 
     ych = alt.Y(field="Identifier", type=_N, sort=list(y_order), title=None,
                 axis=alt.Axis(labelLimit=0))
     limits = clip_limits(frame["Deviation %"], signed=True) if len(frame) else None
-    xfield, scale = "Deviation %", alt.Undefined
+    xfield = "Deviation %"
+    scale: alt.Scale | UndefinedType = alt.Undefined
     if limits is not None:
         frame = _clip_columns(frame, ("Deviation %",), limits, "Deviation %")
         xfield, scale = "_c_Deviation %", alt.Scale(domain=list(limits), nice=False)

@@ -23,68 +23,39 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 import duckdb
 import pandas as pd
 import streamlit as st
 
 from explorer import vocab
+from rupeebias_core.registry import TABLES, DataLayout
 
 DATA_ENV = "RUPEEBIAS_DATA_DIR"
 MEMORY_ENV = "RUPEEBIAS_DUCKDB_MEMORY"
 APP_ROOT = Path(__file__).resolve().parents[1]
 
-#: Metric tables (file stem → columns a file must have). Both ``metrics/`` and ``published/``
-#: may hold each; ``source``, ``method`` and ``source_kind`` are always present in the view.
-METRIC_TABLES: Mapping[str, tuple[str, ...]] = {
-    "delta": ("model", "language", "task", "axis", "mean_delta"),
-    "leaderboard": ("model", "language", "mean_delta"),
-    "kendall_w": ("model", "language", "axis", "w"),
-    "kendall_w_usecase": ("model", "language", "task", "axis", "w"),
-    "canonical_gaps": ("model", "task", "axis", "cpg"),
-    "max_gaps": ("model", "task", "axis", "gap"),
-    "language_shift": ("model", "axis", "delta_shift"),
-    "qv_robustness": ("model", "language", "axis", "min_rho"),
-    "merit_sensitivity": ("model", "language", "task", "mean_delta"),
-    "profile_rank_agreement": ("model", "language", "task", "rho"),
-    "identifier_deviation": ("model", "language", "task", "axis", "identifier_value", "pct_dev"),
-    "fairness_ablation": ("model", "language", "delta"),
-    "parse_health": ("model", "parse_health"),
-    # Bias vs noise (methodology §4.11; computed models only). Pages degrade to a note when a
-    # deployment has not computed them yet.
-    "identity_effects": ("model", "language", "task", "axis", "identifier_value", "effect_pct"),
-    "gap_decomposition": ("model", "language", "task", "axis", "mean_delta"),
-    "missingness": ("model", "language", "task", "axis", "identifier_value", "refusal_rate"),
-    "models": ("model",),
-    "dataset_composition": ("task", "n_prompts"),
-}
-#: Raw tables: where they live and the columns the pair browser reads from them.
-RAW_TABLES: Mapping[str, tuple[str, ...]] = {
-    "parsed": ("model", "id", "condition", "task", "language", "axis", "identifier_value",
-               "profile_id", "question_variant_id", "value", "metric_value", "status", "strict"),
-    "prompts": ("id", "condition", "task", "language", "axis", "identifier_value", "profile_id",
-                "question_variant_id", "prompt", "system_prompt"),
-    "responses": ("id", "condition", "model", "response", "finish_reason"),
-}
-ALL_TABLES: frozenset[str] = frozenset({*METRIC_TABLES, *RAW_TABLES})
-#: Key columns; every other required column of a metric table is a number.
-_KEY_COLUMNS: frozenset[str] = frozenset({"model", "language", "task", "axis",
-                                          "identifier_value"})
-#: Numbers the pair browser computes with (``parsed``).
-_RAW_NUMERIC: Mapping[str, tuple[str, ...]] = {"parsed": ("value", "metric_value")}
+#: Tables decoded into memory (file stem → columns a file must have), from the table registry
+#: (``rupeebias_core.registry``): the metric tables, whose ``metrics/`` and ``published/``
+#: files become one table (``source``, ``method`` and ``source_kind`` always present), and the
+#: small reference tables. Pages degrade to a note when a deployment lacks one.
+METRIC_TABLES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {t.name: t.required for t in TABLES.values() if not t.raw})
+#: Row-level tables (a view each, read with filters) and the columns the pair browser reads.
+RAW_TABLES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {t.name: t.required for t in TABLES.values() if t.raw})
+ALL_TABLES: frozenset[str] = frozenset(TABLES)
 _NUMERIC_TYPE = re.compile(
     r"^(?:TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT"
     r"|FLOAT|DOUBLE|REAL|DECIMAL(?:\(\d+,\s*\d+\))?)$")
 
 
 def numeric_columns(table: str, cols: Iterable[str]) -> tuple[str, ...]:
-    """The columns of a file of ``table`` that must hold finite numbers: the required value
-    columns, plus their ``_lo``/``_hi`` interval bounds when present."""
+    """The columns of a file of ``table`` that must hold finite numbers: the required columns
+    the registry stores as numbers, plus their ``_lo``/``_hi`` interval bounds when present."""
     cols = set(cols)
-    if table in METRIC_TABLES:
-        values = [c for c in METRIC_TABLES[table] if c not in _KEY_COLUMNS]
-    else:
-        values = list(_RAW_NUMERIC.get(table, ()))
+    values = list(TABLES[table].numeric) if table in TABLES else []
     out = [c for c in values if c in cols]
     out += [f"{c}{end}" for c in values for end in ("_lo", "_hi") if f"{c}{end}" in cols]
     return tuple(out)
@@ -128,24 +99,15 @@ def data_dir() -> Path:
 
 
 def table_files(root: Path) -> dict[str, list[tuple[Path, str]]]:
-    """(path, default source kind) per table, for the files that exist under ``root``."""
+    """(path, default source kind) per table, for the registry's files that exist under
+    ``root`` (per-model files: every ``responses/<slug>.parquet`` with a valid slug)."""
+    layout = DataLayout(root)
     found: dict[str, list[tuple[Path, str]]] = {}
-
-    def add(table: str, path: Path, kind: str) -> None:
-        if path.is_file():
-            found.setdefault(table, []).append((path, kind))
-
-    for table in METRIC_TABLES:
-        add(table, root / "metrics" / f"{table}.parquet", "computed")
-        add(table, root / "published" / f"{table}.parquet", "published")
-    add("models", root / "models.parquet", "computed")
-    add("parsed", root / "metrics" / "parsed.parquet", "computed")
-    add("prompts", root / "prompts.parquet", "computed")
-    responses = root / "responses"
-    if responses.is_dir():
-        for path in sorted(responses.glob("*.parquet")):
-            if _SLUG.match(path.stem):
-                add("responses", path, "computed")
+    for table in TABLES.values():
+        for spec in table.files:
+            for path in layout.instances(spec):
+                if not spec.per_model or _SLUG.match(path.stem):
+                    found.setdefault(table.name, []).append((path, spec.kind))
     return found
 
 
@@ -192,7 +154,7 @@ def _file_select(con: duckdb.DuckDBPyConnection, table: str, path: Path, kind: s
         f"DESCRIBE SELECT * FROM read_parquet({_literal(path)})").fetchall()
     types = {str(r[0]): str(r[1]) for r in described}
     cols = frozenset(types)
-    required = METRIC_TABLES.get(table) or RAW_TABLES[table]
+    required = TABLES[table].required
     missing = [c for c in required if c not in cols]
     if missing:
         raise ValueError(f"missing column(s) {', '.join(missing)}")
@@ -245,7 +207,8 @@ def build_store(root: Path) -> Store:
     con = _connect()
     store = Store(con=con, root=root)
     for table, files in table_files(root).items():
-        selects, cols = [], set()
+        selects: list[str] = []
+        cols: set[str] = set()
         try:
             for path, kind in files:
                 try:
@@ -372,8 +335,10 @@ def computed_file_has(table: str, column: str) -> bool:
     written before the column existed: the union with the published file fills both with
     nulls."""
     st_ = store()
-    path = str(st_.root / "metrics" / f"{table}.parquet")
-    cols = st_.file_columns.get(path)
+    spec = TABLES[table].file("computed")
+    if spec is None or spec.per_model:
+        return True
+    cols = st_.file_columns.get(str(DataLayout(st_.root).path(spec)))
     return cols is None or column in cols
 
 
@@ -439,7 +404,7 @@ def models_query(st_: Store) -> pd.DataFrame:
     ``has_raw`` = a ``responses/<model>.parquet`` file exists and ``parsed`` is readable: known
     from the file listing, so the 500k-row ``parsed`` file is not scanned for this."""
     kinds: dict[str, set[str]] = {}
-    tables = [t for t in METRIC_TABLES if t not in ("models", "dataset_composition")
+    tables = [t for t in METRIC_TABLES if t != "models" and "model" in TABLES[t].keys
               and t in st_.columns]
     if tables:
         sql = " UNION ".join(f'SELECT DISTINCT model, source_kind FROM "{t}"' for t in tables)
@@ -467,9 +432,6 @@ def models_query(st_: Store) -> pd.DataFrame:
     for model in raw:
         kinds.setdefault(model, set()).add("computed")
     kinds.pop(vocab.ALL, None)
-    for model, facts in vocab.LOCAL_MODELS.items():
-        labels.setdefault(model, facts["label"])
-        weights.setdefault(model, facts["weights"])
     out = [{
         "model": model, "label": labels.get(model, model),
         "sources": " + ".join(k for k in vocab.SOURCE_KINDS if k in model_kinds),

@@ -60,11 +60,11 @@ def draw_common(ps: PageState, models: pd.DataFrame) -> None:
                  "models whose raw answers were scored by this project.")
         st.pills("Show numbers that are", list(vocab.SOURCE_KINDS), selection_mode="multi",
                  key=ps.key("source"), format_func=lambda k: vocab.SOURCE_LABELS[k],
-                 help=ui.HELP["Source"])
+                 help=ui.column_help("source"))
         methods = methods_available()
         if len(methods) > 1:
             st.radio("Method", list(vocab.METHODS), key=ps.key("method"),
-                     format_func=lambda m: vocab.METHOD_LABELS[m], help=ui.HELP["method"])
+                     format_func=lambda m: vocab.METHOD_LABELS[m], help=ui.column_help("method"))
         else:
             st.caption("Method: the authors' (upstream) method — the only one in this data.")
 

@@ -9,6 +9,8 @@ text (never draw), so tests can check them and pages decide where they go.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import SupportsFloat, TypeGuard
 
 import pandas as pd
 
@@ -21,9 +23,12 @@ TASK_WORDS = {
     "service_pricing_client": "client-budget"}
 
 
-def _ok(value: object) -> bool:
+def _ok(value: object) -> TypeGuard[SupportsFloat]:
+    """A finite number (not None, NaN, pd.NA or text)."""
+    if not isinstance(value, SupportsFloat):
+        return False
     try:
-        return value is not None and not pd.isna(value) and math.isfinite(float(value))
+        return math.isfinite(float(value))
     except (TypeError, ValueError):
         return False
 
@@ -169,10 +174,89 @@ def inr(value: float) -> str:
     if len(s) <= 3:
         return s
     head, tail = s[:-3], s[-3:]
-    groups = []
+    groups: list[str] = []
     while len(head) > 2:
         groups.insert(0, head[-2:])
         head = head[:-2]
     if head:
         groups.insert(0, head)
     return ",".join(groups) + "," + tail
+
+
+def _scope(lang: str, task: str) -> str:
+    """"English salary answers" / "answers" for the identifier and pair-browser sentences."""
+    words = " ".join(w for w in (LANG_WORDS.get(lang, lang) if lang != "all" else "",
+                                 TASK_WORDS.get(task, task)) if w)
+    return f"{words} answers" if words else "answers"
+
+
+def deviation(label: str, frame: pd.DataFrame, *, lang: str, task: str) -> str:
+    """The identity furthest from its axis average, for one model (``Identifier``, ``Axis``,
+    ``Deviation %``, ``n rows``). This descriptive view has no interval: the sentence says so."""
+    ok = frame[frame["Deviation %"].notna()] if len(frame) else frame
+    if ok.empty:
+        return f"There is no identifier deviation for {label} in this view."
+    far = ok.loc[ok["Deviation %"].astype(float).abs().idxmax()]
+    v = float(far["Deviation %"])
+    side = "above" if v >= 0 else "below"
+    n_axis = int((ok["Axis"] == far["Axis"]).sum())
+    n = far.get("n rows")
+    behind = f", from {int(float(n)):,} answers" if _ok(n) else ""
+    scope = _scope("all" if lang == "all" else lang, task)
+    return (f"In {label}'s {scope}, {far['Identifier']} sits furthest from its axis average: "
+            f"{num(abs(v))} % {side} the average of the {n_axis} "
+            f"{vocab.AXIS_LABELS.get(str(far['Axis']), far['Axis'])} identities (computed "
+            f"here{behind}). This view has no interval, so a small deviation may be noise; the "
+            "canonical pairs tab tests chosen contrasts with intervals.")
+
+
+def canonical(frame: pd.DataFrame) -> str:
+    """The largest canonical pair gap on screen (``Model``, ``Use case``, ``Pair``, ``CPG %``,
+    ``CI low``, ``CI high``), with its interval and whether the interval excludes 0."""
+    ok = frame[frame["CPG %"].notna()] if len(frame) else frame
+    if ok.empty:
+        return "There is no canonical pair gap in this view."
+    top = ok.loc[ok["CPG %"].astype(float).abs().idxmax()]
+    v = float(top["CPG %"])
+    first, _, second = str(top["Pair"]).partition(" vs ")
+    more, less = (first, second) if v >= 0 else (second, first)
+    lo, hi = top.get("CI low"), top.get("CI high")
+    if _ok(lo) and _ok(hi):
+        verdict = ("the interval excludes zero" if float(lo) > 0 or float(hi) < 0 else
+                   "the interval includes zero, so it may be noise")
+    else:
+        verdict = "there is no interval, so it may be noise"
+    return (f"The largest canonical gap here is {top['Model'].rsplit(' · ', 1)[0]}'s "
+            f"{top['Use case'].lower()} answers: {more} gets {num(abs(v))} % more than {less} "
+            f"({ci(lo, hi)}, computed here; {verdict}). English and Hinglish are pooled.")
+
+
+def max_gap(frame: pd.DataFrame) -> str:
+    """The largest maximum observed gap on screen, naming both identities, with its interval
+    and the caveat that the maximum of many comparisons runs high."""
+    ok = frame[frame["Gap %"].notna()] if len(frame) else frame
+    if ok.empty:
+        return "There is no maximum observed gap in this view."
+    top = ok.loc[ok["Gap %"].astype(float).idxmax()]
+    return (f"The widest gap here is {top['Model'].rsplit(' · ', 1)[0]}'s "
+            f"{top['Use case'].lower()} answers on {top['Axis']}: {top['Highest']} gets "
+            f"{num(top['Gap %'])} % more than {top['Lowest']} "
+            f"({ci(top.get('CI low'), top.get('CI high'))}, computed here). It is the largest of "
+            "all pairs on the axis, picked after looking, so it overstates a typical gap.")
+
+
+def slot(label: str, summary: Mapping[str, object], *, lang: str, task: str, axis: str,
+         n_identities: int) -> str:
+    """The pair browser's sentence: one slot's mean gap, its interval and what a slot is."""
+    scope = _scope(lang, task)
+    if not _ok(summary.get("mean")):
+        return (f"{label}'s {scope} in this slot leave fewer than two readable answers, so no "
+                "gap can be computed; another profile or wording may have them.")
+    n = summary.get("n")
+    pairs = f"{int(float(n)):,} pairs" if _ok(n) else "its pairs"
+    return (f"In this one slot, {label}'s {scope} for any two of the {n_identities} "
+            f"{vocab.AXIS_LABELS.get(axis, axis)} identities differ by {num(summary['mean'])} % "
+            f"on average ({ci(summary.get('lo'), summary.get('hi'))}, "
+            f"computed here from {pairs}). A slot is one profile and one wording, so this shows "
+            "how the model's numbers arise, not its overall gap (see Overview), and it does not "
+            "say which identity gets less.")

@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from explorer import vocab
+from rupeebias_core.pair_semantics import VIOLATION_TAU, Method, slot_pairs
 
-GROUP_LABELS = {"all": "Overall", "en": "English", "hinglish": "Hinglish"}
+GROUP_LABELS = vocab.GROUP_LABELS
 
 
 def prefer_published(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[pd.DataFrame, int]:
@@ -258,33 +259,30 @@ def quadrant(delta_cells: pd.DataFrame, w_rows: pd.DataFrame, models: pd.DataFra
     return out[cols].reset_index(drop=True)
 
 
-def pair_gaps(slot: pd.DataFrame, method: str = "upstream") -> pd.DataFrame:
+def pair_gaps(slot: pd.DataFrame, method: Method = "upstream") -> pd.DataFrame:
     """Every unordered pair of identifiers in one slot with both values and Δ%.
 
-    Uses the same ``relative_gap`` as the metrics engine, so a pair here is exactly a pair
-    behind the slot's contribution to Mean Δ%. Pairs with a missing value are listed with an
-    empty Δ% (they form no pair in the metrics) rather than hidden.
+    The pairs are :func:`rupeebias_core.pair_semantics.slot_pairs`, the definition the metrics
+    engine uses, so a pair here is exactly a pair behind the slot's contribution to Mean Δ%.
+    Pairs with a missing value are listed with an empty Δ% (they form no pair in the metrics)
+    rather than hidden.
     """
-    from rupeebias_core.metrics.pairs import relative_gap  # lazy: the package imports scipy
-
     cols = ["Identifier A", "Value A", "Identifier B", "Value B", "Δ%", "Higher", "> 10%"]
-    vals = slot[["identifier_value", "metric_value"]].to_numpy()
-    rows = []
-    for i in range(len(vals)):
-        for j in range(i + 1, len(vals)):
-            (a, va), (b, vb) = vals[i], vals[j]
-            fa, fb = _float(va), _float(vb)
-            d = float(relative_gap(np.array([fa]), np.array([fb]), method)[0])  # type: ignore[arg-type]
-            higher = "" if math.isnan(d) else (a if fa > fb else b if fb > fa else "equal")
-            rows.append({"Identifier A": a, "Value A": fa, "Identifier B": b, "Value B": fb,
-                         "Δ%": d, "Higher": higher, "> 10%": (not math.isnan(d)) and d > 10})
-    return pd.DataFrame(rows, columns=cols)
+    values = [_float(v) for v in slot["metric_value"]]
+    pairs = slot_pairs([str(v) for v in slot["identifier_value"]], values, method)
+    return pd.DataFrame([{"Identifier A": p.identifier_a, "Value A": p.value_a,
+                          "Identifier B": p.identifier_b, "Value B": p.value_b, "Δ%": p.delta,
+                          "Higher": p.higher, "> 10%": p.violates} for p in pairs],
+                        columns=cols)
 
 
 def _float(value: object) -> float:
+    """A number, or NaN for anything that is not one (None, pd.NA, text)."""
+    if not isinstance(value, (int, float, np.number, str)):
+        return math.nan
     try:
-        return float(value) if value is not None and not pd.isna(value) else math.nan
-    except (TypeError, ValueError):
+        return float(value)
+    except ValueError:
         return math.nan
 
 
@@ -302,7 +300,7 @@ def slot_summary(gaps: pd.DataFrame, key: str) -> dict[str, float]:
         matrix[where[a], where[b]] = matrix[where[b], where[a]] = d
     ci = answer_bootstrap_pair_mean_ci(matrix, key)
     finite = deltas[np.isfinite(deltas)]
-    v10 = float((finite > 10).mean() * 100) if finite.size else math.nan
+    v10 = float((finite > VIOLATION_TAU).mean() * 100) if finite.size else math.nan
     return {"mean": ci.mean, "lo": ci.lo, "hi": ci.hi, "n": ci.n, "v10": v10,
             "n_missing": int(len(deltas) - finite.size)}
 

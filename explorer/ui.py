@@ -16,41 +16,47 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any, Literal, cast
 
 import altair as alt
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.elements.lib.column_types import ColumnConfig
 
-from explorer import charts, vocab
+from explorer import charts, export, vocab
 from explorer.data import DataUnavailable
 from explorer.state import PageState
+from rupeebias_core import registry
 
 PARQUET_MIN_ROWS = 1000
-SOURCE_COLORS: Mapping[str, str] = {"published": "#0072B2", "computed": "#E69F00"}
-SOURCE_BADGE: Mapping[str, tuple[str, str]] = {
+#: The badge colours Streamlit offers that the source badges use.
+BadgeColor = Literal["blue", "orange"]
+SOURCE_BADGE: Mapping[str, tuple[str, BadgeColor]] = {
     "published": ("Published (paper)", "blue"),
     "computed": ("Computed here", "orange"),
 }
 _SYNTHETIC = re.compile(r"synthetic|simulated", re.IGNORECASE)
 
-# Plain-language help for column headers and widgets (no jargon without a tooltip).
-HELP: Mapping[str, str] = {
-    "Mean Δ%": "Average % difference between the answers to two prompts that are identical "
-               "except for the demographic identifier. 0 = identical answers.",
-    "V@10": "Violation@10%: share of prompt pairs whose answers differ by more than 10%.",
-    "CI": "95% confidence interval: the range the value would plausibly take if the benchmark "
-          "were re-sampled (upstream method: bootstrap over pairs for Mean Δ%, Wilson for "
-          "V@10; corrected method: bootstrap over comparison slots for both).",
-    "n pairs": "How many prompt pairs the number rests on. The paper does not report n.",
-    "Coverage": "Share of the benchmark's prompt pairs behind a computed number (parse failures "
-                "and missing answers form no pair), or why a cell has no number.",
-    "Source": "Published = transcribed from the RupeeBias paper (table named). Computed = "
-              "computed by this project from raw model responses.",
-    "Kendall's W": "0 = the ranking of identities changes from prompt to prompt; 1 = the same "
-                   "identities are always ranked highest/lowest.",
-    "method": "Upstream reproduces the authors' code exactly; corrected applies this project's "
-              "fixes (see Methodology). Published numbers always use the authors' method.",
-}
+#: Plain-language help for column headers and widgets (no jargon without a tooltip): header ->
+#: description, exactly as the table registry declares each column (label or alias).
+HELP: Mapping[str, str] = registry.HEADER_HELP
+
+
+def column_help(column: str, table: str = "") -> str:
+    """The description of a stored (or explorer-derived) column, e.g. for a widget's help."""
+    if column in registry.DERIVED:
+        return registry.DERIVED[column].description
+    return registry.column_info(table, column).description
+
+
+def header_help(header: str) -> str | None:
+    """The tooltip of a column header: the registry column it names exactly, or, for the
+    per-language columns (``English Mean Δ%``), the column after the group name."""
+    if header in HELP:
+        return HELP[header]
+    group, _, rest = header.partition(" ")
+    return HELP.get(rest) if group in vocab.GROUP_LABELS.values() else None
 
 
 #: One line that travels with every published interval (methodology §4.11).
@@ -167,7 +173,7 @@ def source_legend(kinds: Sequence[str] | None = None) -> None:
     for i, kind in enumerate(kinds or vocab.SOURCE_KINDS):
         label, color = SOURCE_BADGE[kind]
         with cols[i]:
-            st.badge(label, color=color, help=HELP["Source"])
+            st.badge(label, color=color, help=column_help("source"))
 
 
 def fmt_num(value: float | None, digits: int = 1) -> str:
@@ -223,12 +229,12 @@ def downloads(frame: pd.DataFrame, name: str, key: str, what: str = "this table"
                                on_click="ignore", icon=":material/download:")
 
 
-def column_config(frame: pd.DataFrame) -> dict[str, object]:
-    """Number formats and header tooltips inferred from column names."""
-    config: dict[str, object] = {}
+def column_config(frame: pd.DataFrame) -> dict[str, ColumnConfig]:
+    """Number formats inferred from column names; header tooltips from the table registry."""
+    config: dict[str, ColumnConfig] = {}
     for col in frame.columns:
         name = str(col)
-        help_text = next((text for k, text in HELP.items() if k.lower() in name.lower()), None)
+        help_text = header_help(name)
         if name in ("Model", "Row", "Identifier"):  # never truncate the names
             config[name] = st.column_config.TextColumn(name, width="medium", pinned=True,
                                                        help=help_text)
@@ -236,7 +242,7 @@ def column_config(frame: pd.DataFrame) -> dict[str, object]:
             config[name] = st.column_config.NumberColumn(name, format="localized",
                                                          help=help_text)
         elif pd.api.types.is_float_dtype(frame[col]):
-            digits = 3 if any(k in name for k in ("W", "ρ", "rho", "p ")) else 2
+            digits = _digits(name)
             config[name] = st.column_config.NumberColumn(name, format=f"%.{digits}f",
                                                          help=help_text)
         elif help_text:
@@ -244,8 +250,19 @@ def column_config(frame: pd.DataFrame) -> dict[str, object]:
     return config
 
 
-def table(frame: pd.DataFrame, name: str, key: str, height: int | str = "auto",
-          config: Mapping[str, object] | None = None) -> None:
+#: Headers printed with more digits than their kind's default (as the paper prints them).
+DIGITS: Mapping[str, int] = {"PABAK": 4}
+
+
+def _digits(name: str) -> int:
+    """Decimals of a float column: as :data:`DIGITS` says, 3 for W, ρ and p-values, else 2."""
+    if name in DIGITS:
+        return DIGITS[name]
+    return 3 if any(k in name for k in ("W", "ρ", "rho", "p ")) else 2
+
+
+def table(frame: pd.DataFrame, name: str, key: str, height: int | Literal["auto"] = "auto",
+          config: Mapping[str, ColumnConfig] | None = None) -> None:
     """Show ``frame`` and offer the very same rows and columns for download.
 
     The only display-side change: *Source type* cells are drawn as coloured chips (blue =
@@ -257,16 +274,17 @@ def table(frame: pd.DataFrame, name: str, key: str, height: int | str = "auto",
         shown = frame.assign(**{"Source type": [[v] if isinstance(v, str) else []
                                                 for v in frame["Source type"]]})
         cfg["Source type"] = st.column_config.MultiselectColumn(
-            "Source type", help=HELP["Source"], options=list(vocab.SOURCE_LABELS.values()),
-            color=[SOURCE_COLORS[k] for k in vocab.SOURCE_LABELS])
-    if height == "auto":  # show every row up to ~16 without an inner scrollbar
-        height = min(38 + 35 * max(len(frame), 1), 600)
-    st.dataframe(styled(shown, cfg), hide_index=True, column_config=cfg, height=height,
+            "Source type", help=column_help("source_kind"),
+            options=list(vocab.SOURCE_LABELS.values()),
+            color=[vocab.SOURCE_COLORS[k] for k in vocab.SOURCE_LABELS])
+    # "auto": show every row up to ~16 without an inner scrollbar
+    rows_height = height if isinstance(height, int) else min(38 + 35 * max(len(frame), 1), 600)
+    st.dataframe(styled(shown, cfg), hide_index=True, column_config=cfg, height=rows_height,
                  key=f"df-{key}")
     downloads(frame, name, key)
 
 
-def styled(frame: pd.DataFrame, cfg: dict[str, object]) -> object:
+def styled(frame: pd.DataFrame, cfg: dict[str, ColumnConfig]) -> object:
     """The frame as a Styler that prints missing values as ``—`` (never ``None``/``nan``)
     with each number column's digits; sorting still uses the numbers. Small frames only
     (a Styler renders every cell)."""
@@ -278,70 +296,141 @@ def styled(frame: pd.DataFrame, cfg: dict[str, object]) -> object:
         if name.endswith("n pairs") or name.startswith("n ") or name in ("n", "n rows"):
             formats[col] = lambda v: "—" if pd.isna(v) else f"{int(v):,}"
         elif pd.api.types.is_float_dtype(frame[col]):
-            digits = 3 if any(k in name for k in ("W", "ρ", "rho", "p ")) else 2
+            digits = _digits(name)
             formats[col] = (lambda d: lambda v: "—" if pd.isna(v) else f"{v:,.{d}f}")(digits)
     for col, conf in list(cfg.items()):  # Styler text wins over a NumberColumn's format
-        if col in formats and isinstance(conf, dict) and conf.get("type_config", {}).get(
-                "format"):
-            conf["type_config"].pop("format", None)
+        # a column config is a TypedDict, a plain dict at run time; only "type_config" is read
+        type_config = cast("dict[str, Any]", conf).get("type_config") if conf else None
+        if col in formats and isinstance(type_config, dict) and type_config.get("format"):
+            type_config.pop("format", None)
     return frame.style.format(formats, na_rep="—")
 
 
 def chart(spec: alt.TopLevelMixin, data: pd.DataFrame, name: str, key: str, alt_text: str,
-          stretch: bool = True, title: str | None = None, subtitle: str = "",
-          source: str = "") -> None:
-    """Show an Altair chart and offer its underlying data.
+          *, title: str, subtitle: str, source: str, stretch: bool = True) -> None:
+    """Show an Altair chart and offer it press-ready, with the data behind it.
 
-    With ``title`` the chart carries its own title, the filters (``subtitle``), the source
-    line and the date, so a PNG/SVG saved from the chart's menu stands on its own."""
-    render(spec, key, alt_text, stretch=stretch, title=title, subtitle=subtitle,
-           source=source)
-    downloads(data, f"{name} chart data", f"chart-{key}", what="chart data")
+    The chart carries its own title, the filters (``subtitle``), the source line (see
+    :func:`source_line`) and the date, on screen and in the PNG/SVG; the data comes as a ZIP
+    of a plain CSV with the same provenance beside it (see :mod:`explorer.export`)."""
+    prov = export.provenance(title, subtitle, source)
+    out = render(spec, key, alt_text, stretch=stretch, prov=prov)
+    chart_downloads(out, data, name, key, prov)
 
 
 def press_title(title: str, subtitle: str = "", source: str = "") -> dict[str, object]:
     """A Vega-Lite title block: title, the filters, the source line and today's date."""
-    import datetime as _dt
-
-    today = _dt.datetime.now(tz=_dt.UTC).date().isoformat()
-    lines = [line for line in (subtitle, f"{source} · {today}" if source else today) if line]
-    return {"text": title, "subtitle": lines, "anchor": "start", "fontSize": 14,
-            "subtitleColor": "#444444", "subtitleFontSize": 11, "offset": 10}
+    return export.title_block(export.provenance(title, subtitle, source))
 
 
 def render(spec: alt.TopLevelMixin, key: str, alt_text: str, stretch: bool = True,
-           title: str | None = None, subtitle: str = "", source: str = "") -> None:
-    """Draw an Altair chart from its Vega-Lite dict (see ``charts.to_spec`` for why)."""
+           prov: export.Provenance | None = None) -> dict[str, Any]:
+    """Draw an Altair chart from its Vega-Lite dict (see ``charts.to_spec`` for why); with
+    ``prov`` it carries the press title block. Returns the spec drawn (before the title)."""
     out = charts.to_spec(spec)
-    if title:
-        out["title"] = press_title(title, subtitle, source)
-        out.setdefault("padding", {"left": 5, "right": 40, "top": 5, "bottom": 5})
-    st.vega_lite_chart(spec=out, key=f"chart-{key}",
+    shown = export.screen_spec(out, prov) if prov else out
+    st.vega_lite_chart(spec=shown, key=f"chart-{key}",
                        width="stretch" if stretch else "content", alt=alt_text)
+    return out
+
+
+def chart_downloads(spec: Mapping[str, Any], data: pd.DataFrame, name: str, key: str,
+                    prov: export.Provenance) -> None:
+    """PNG and SVG of the chart (title, filters, source, date; nothing clipped) and its data
+    as CSV + provenance (ZIP), each made only when clicked."""
+    stem = _slug(f"{name} chart")
+    cols = st.columns([1, 1, 2])
+    if export.can_render():
+        press = export.press_spec(spec, prov)
+        with cols[0]:
+            st.download_button("Download chart (PNG)", data=lambda: export.to_png(press),
+                               file_name=f"{stem}.png", mime="image/png",
+                               key=f"dl-png-chart-{key}", on_click="ignore",
+                               icon=":material/image:",
+                               help="Title, filters, source line and date are in the image.")
+        with cols[1]:
+            st.download_button("Download chart (SVG)", data=lambda: export.to_svg(press),
+                               file_name=f"{stem}.svg", mime="image/svg+xml",
+                               key=f"dl-svg-chart-{key}", on_click="ignore",
+                               icon=":material/image:",
+                               help="Vector image for print; title, filters, source line and "
+                                    "date included.")
+    else:
+        with cols[0]:
+            st.caption("PNG: the chart's ⋯ menu → *Download as PNG* (title and source "
+                       "included).")
+    with cols[2]:
+        st.download_button("Download chart data (CSV + source notes, ZIP)",
+                           data=lambda: export.data_zip(data, f"{stem}-data", prov,
+                                                        header_help),
+                           file_name=f"{stem}-data.zip", mime="application/zip",
+                           key=f"dl-zip-chart-{key}", on_click="ignore",
+                           icon=":material/download:",
+                           help="A plain CSV (header on line 1) with a README and W3C "
+                                "CSV-on-the-Web metadata naming the title, filters, source "
+                                "and date.")
 
 
 def source_line(frame: pd.DataFrame, labels: Mapping[str, str]) -> str:
-    """"Source: RupeeBias paper, Table 2 (published)" or "Computed with RupeeBias Explorer from
-    N answers of MODEL", from the ``source``/``source_kind``/``model`` columns of ``frame``."""
+    """"Source: RupeeBias paper, Table 2 (published)" and/or "Computed with RupeeBias Explorer
+    from N answers of MODEL", from the ``source``/``source_kind`` and ``model`` (or ``Model
+    ID``) columns of ``frame``. N is the model's standard-condition answers (parse health);
+    where that table is absent, the answer pairs the rows rest on."""
     if frame.empty or "source_kind" not in frame.columns:
         return ""
+    model_col = "model" if "model" in frame.columns else "Model ID"
+    source_col = "source" if "source" in frame.columns else "Source"
     parts = []
     pub = frame[frame["source_kind"] == "published"]
     if len(pub):
         tables = sorted({str(s).split(":", 1)[-1].strip().split(" (")[0]
-                         for s in pub.get("source", pd.Series(dtype=str)).dropna()})
+                         for s in pub.get(source_col, pd.Series(dtype=str)).dropna()})
         parts.append("Source: RupeeBias paper, " + ", ".join(tables or ["tables"])
                      + " (published)")
     comp = frame[frame["source_kind"] == "computed"]
-    if len(comp):
-        names = ", ".join(labels.get(m, m) for m in dict.fromkeys(comp["model"]))
-        n = comp["n_pairs"].max() if "n_pairs" in comp.columns else None
-        count = f"{int(n):,} answer pairs of " if n is not None and not pd.isna(n) else ""
-        parts.append(f"Computed with RupeeBias Explorer from {count}{names}")
+    if len(comp) and model_col in comp.columns:
+        names = [str(m) for m in dict.fromkeys(comp[model_col]) if m != vocab.ALL]
+        answers = answer_counts(tuple(names))
+        pairs = (comp.groupby(model_col)["n_pairs"].max() if "n_pairs" in comp.columns
+                 else pd.Series(dtype=float))
+        each = []
+        for m in names:
+            label = labels.get(m, m)
+            if answers.get(m):
+                each.append(f"{answers[m]:,} answers of {label}")
+            elif m in pairs.index and not pd.isna(pairs[m]):
+                each.append(f"{int(pairs[m]):,} answer pairs of {label}")
+            else:
+                each.append(f"the answers of {label}")
+        parts.append("Computed with RupeeBias Explorer from " + "; ".join(each))
     return " · ".join(parts)
 
 
-def lazy_tabs(ps: PageState, name: str, tabs: Mapping[str, str]) -> tuple[object, str]:
+def answer_counts(models: tuple[str, ...]) -> dict[str, int]:
+    """Standard-condition answers per computed model (parse health, all tasks and languages);
+    empty when that table is absent."""
+    from explorer import data
+
+    if not models:
+        return {}
+    try:
+        health = data.rows("parse_health", model=models, method="upstream", language="all",
+                           task=vocab.ALL, source_kind="computed")
+    except data.DataUnavailable:
+        return {}
+    if health.empty or "n_rows" not in health.columns:
+        return {}
+    return {str(m): int(n) for m, n in zip(health["model"], health["n_rows"], strict=True)
+            if not pd.isna(n)}
+
+
+def scope(*parts: str) -> str:
+    """The filters a chart shows, as its subtitle: "Caste · Hinglish · Upstream method"."""
+    return " · ".join(p for p in parts if p)
+
+
+def lazy_tabs(ps: PageState, name: str, tabs: Mapping[str, str]
+              ) -> tuple[DeltaGenerator, str]:
     """Tabs whose content runs only when open; the open tab lives in the URL (``?tab=slug``).
 
     Streamlit runs every tab's code unless the tabs track state; with ``on_change`` they do,
@@ -453,6 +542,6 @@ def permalink(query: str) -> None:
                f"Query: `{query or '(defaults)'}`")
 
 
-def label_func(mapping: Mapping[str, str]):  # noqa: ANN201
+def label_func(mapping: Mapping[str, str]) -> Callable[[str], str]:
     """A ``format_func`` showing labels, falling back to the raw value."""
     return lambda value: mapping.get(value, value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from math import comb
 from types import MappingProxyType
 
+from precompute.endpoint import local_model_id
 from rupeebias_core import benchmark as bm
 
 TASKS: tuple[str, ...] = bm.TASKS
@@ -22,6 +23,10 @@ TASK_LABELS: MappingProxyType[str, str] = MappingProxyType(
 )
 LANGUAGE_LABELS: MappingProxyType[str, str] = MappingProxyType(
     {**bm.LANGUAGE_LABELS, ALL: "English + Hinglish"}
+)
+#: Column-group names of the per-language tables (``Overall Mean Δ%``, ``English CI low``).
+GROUP_LABELS: MappingProxyType[str, str] = MappingProxyType(
+    {ALL: "Overall", "en": "English", "hinglish": "Hinglish"}
 )
 AXIS_LABELS: MappingProxyType[str, str] = MappingProxyType(
     {**{a: a for a in AXES}, ALL: "All axes", "Mean": "Mean of the six axes"}
@@ -78,18 +83,14 @@ PAPER_MODELS: tuple[str, ...] = (
     "sarvam-105b",
 )
 
-SMOLLM_SLUG = "smollm2-135m-instruct"
+#: The bundled model (the endpoint layer names it, from the local-model catalogue).
+SMOLLM_SLUG = local_model_id()
 SMOLLM_NOTE = (
     "SmolLM2-135M-Instruct is a 135-million-parameter model. It is included so that every view "
     "in this explorer runs on real, computed data end to end — it is not a model anyone would "
     "consult for salary advice, and its numbers say little about the models people actually use."
 )
 
-#: Display facts of models this project runs itself (the published ones come from data).
-LOCAL_MODELS: MappingProxyType[str, MappingProxyType[str, str]] = MappingProxyType({
-    SMOLLM_SLUG: MappingProxyType({"label": "SmolLM2-135M-Instruct (bundled)",
-                                   "weights": "open"}),
-})
 
 #: Standard + fairness prompts: a complete run answers every one of them.
 TOTAL_PROMPTS = sum(bm.PROMPT_COUNTS.values())
@@ -101,6 +102,10 @@ TASK_PROMPTS: MappingProxyType[str, int] = bm.TASK_PROMPT_COUNTS
 SOURCE_KINDS: tuple[str, ...] = ("published", "computed")
 SOURCE_LABELS: MappingProxyType[str, str] = MappingProxyType(
     {"published": "Published (paper)", "computed": "Computed here"}
+)
+#: One colour per source kind, everywhere (Okabe–Ito blue and orange: colour-blind safe).
+SOURCE_COLORS: MappingProxyType[str, str] = MappingProxyType(
+    {"published": "#0072B2", "computed": "#E69F00"}
 )
 METHODS: tuple[str, ...] = ("upstream", "corrected")
 METHOD_LABELS: MappingProxyType[str, str] = MappingProxyType(

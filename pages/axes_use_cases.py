@@ -81,6 +81,15 @@ with ui.guard("Axis × use-case gaps"):
                     + " That is the largest per-axis gap among the published models here.")
     series_labels = {k: vocab.TASK_LABELS[k] for k in (*vocab.TASKS, vocab.ALL)}
     series_labels[vocab.ALL] = "All use cases (pooled)"
+
+    def radar_table(part: pd.DataFrame) -> pd.DataFrame:
+        """The numbers behind one lane's radars, as the download offers them."""
+        return part.assign(Model=[panel[k] for k in zip(part["model"], part["source_kind"],
+                                                        strict=True)],
+                           **{"Use case": part["task"].map(series_labels)})[
+            ["Model", "source", "language", "Use case", "axis", "mean_delta", "mean_delta_lo",
+             "mean_delta_hi", "n_pairs"]]
+
     box, view = ui.lazy_tabs(ps, "view", VIEWS)
     with box:
         panel = {(m, k): f"{labels.get(m, m)} · {vocab.SOURCE_LABELS[k]}"
@@ -99,23 +108,20 @@ with ui.guard("Axis × use-case gaps"):
                               lane_cells.groupby(["model", "source_kind"], sort=False)}
                     rdata = charts.radar_data(panels, shared=ps.value("scale") == "shared",
                                               series_labels=series_labels)
-                    ui.render(charts.radars(rdata, panel_order=[p for p in panel_order
-                                                                if p in panels],
-                                            series_labels=series_labels),
-                              f"{PAGE}-radar-{kind}",
-                              "Radar charts of Mean Δ% by axis, one per model", stretch=False,
-                              title=f"Mean Δ% by axis — {vocab.SOURCE_LABELS[kind]}",
-                              subtitle=f"{LANG_LABELS[lang]} · {vocab.METHOD_LABELS[method]}",
-                              source=ui.source_line(lane_cells, labels))
+                    ui.chart(charts.radars(rdata, panel_order=[p for p in panel_order
+                                                               if p in panels],
+                                           series_labels=series_labels),
+                             radar_table(lane_cells), f"radar {kind} {lang}",
+                             f"{PAGE}-radar-{kind}",
+                             alt_text="Radar charts of Mean Δ% by axis, one per model",
+                             stretch=False,
+                             title=f"Mean Δ% by axis — {vocab.SOURCE_LABELS[kind]}",
+                             subtitle=ui.scope(LANG_LABELS[lang], "each use case and pooled",
+                                               f"{ps.value('scale')} scale",
+                                               vocab.METHOD_LABELS[method]),
+                             source=ui.source_line(lane_cells, labels))
                     if kind == "published":
                         ui.paper_ci_caveat()
-                radar_table = cells.assign(Model=[panel[k] for k in zip(
-                    cells["model"], cells["source_kind"], strict=True)],
-                    **{"Use case": cells["task"].map(series_labels)})[
-                    ["Model", "source", "language", "Use case", "axis", "mean_delta",
-                     "mean_delta_lo", "mean_delta_hi", "n_pairs"]]
-                ui.downloads(radar_table, f"radar chart data {lang}", f"{PAGE}-radar",
-                             what="chart data")
             else:
                 ui.no_rows("per-axis cells")
 
@@ -144,7 +150,11 @@ with ui.guard("Axis × use-case gaps"):
                     ui.chart(spec, part, f"axis use case dots {kind} {lang}",
                              f"{PAGE}-dots-{kind}",
                              alt_text="Dot plots of Mean Δ% by axis and use case, one per model",
-                             stretch=False)
+                             stretch=False,
+                             title=f"Mean Δ% by axis and use case, with 95 % CI — "
+                                   f"{vocab.SOURCE_LABELS[kind]}",
+                             subtitle=ui.scope(LANG_LABELS[lang], vocab.METHOD_LABELS[method]),
+                             source=ui.source_line(cells[cells["source_kind"] == kind], labels))
                     if kind == "published":
                         ui.paper_ci_caveat()
             else:
@@ -173,7 +183,11 @@ with ui.guard("Axis × use-case gaps"):
                                       x_order=vocab.AXES, y_order=rows, title="Mean Δ%",
                                       tooltip=("CI low", "CI high", "Source"))
                 ui.chart(spec, frame, f"heatmap {hm_task} {lang}", f"{PAGE}-heat",
-                         alt_text="Heatmap of Mean Δ% by model and axis")
+                         alt_text="Heatmap of Mean Δ% by model and axis",
+                         title="Mean Δ% by model and axis [95 % CI]",
+                         subtitle=ui.scope(vocab.TASK_LABELS[hm_task], LANG_LABELS[lang],
+                                           vocab.METHOD_LABELS[method]),
+                         source=ui.source_line(sub, labels))
 
         if view == "table":
             table = pd.DataFrame({

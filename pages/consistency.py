@@ -3,6 +3,8 @@ the fairness instruction and parse health (paper §5.2, Tables 5–8, 22, Append
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
@@ -26,10 +28,19 @@ TABS = {"kendall": "Kendall's W", "quadrant": "Gap vs consistency",
         "wording": "Question wording", "merit": "Merit & profiles",
         "fairness": "Fairness instruction", "parse": "Parse health"}
 ps = PageState(PAGE, [*filters.common_params(models), Param("lang", filters.LANG_OPTIONS, "all"),
-                      Param("tab", tuple(TABS), "kendall")])
+                      Param("tab", tuple(TABS), "kendall"),
+                      Param("together", ("no", "yes"), "no")])
 ps.seed()
 filters.draw_common(ps, models)
 st.selectbox("Language", filters.LANG_OPTIONS, key=ps.key("lang"), format_func=LANG_LABELS.get)
+st.radio("Published and computed models", ("no", "yes"), key=ps.key("together"),
+         horizontal=True,
+         format_func={"no": "Separate lanes (default)",
+                      "yes": "Rank together in one chart"}.get,
+         help="The paper's nine models and models computed here are scored on different runs "
+              "(and small computed models on far fewer, noisier answers), so by default each "
+              "sits in its own lane and is never ranked among the other. Choose *Rank "
+              "together* only to compare them knowingly.")
 sel_models, kinds, method, labels = filters.settle(ps, models)
 lang = str(ps.value("lang"))
 langs = vocab.LANGUAGES if lang == "all" else (lang,)
@@ -42,6 +53,37 @@ def row_label(model: str, kind: str) -> str:
     if model == vocab.ALL:
         return "Axis mean (all models) · " + vocab.SOURCE_LABELS[kind]
     return f"{labels.get(model, model)} · {vocab.SOURCE_LABELS[kind]}"
+
+
+TOGETHER_NOTE = ("**Ranked together at your request.** Published numbers come from the paper's "
+                 "runs, computed ones from runs scored here; they are not measured on the same "
+                 "answers and a small model's numbers rest on fewer, noisier answers.")
+
+
+def laned(frame: pd.DataFrame, draw: Callable[[pd.DataFrame, str], None],
+          value: str | None = None) -> None:
+    """Draw a ranking chart once per lane — published, then computed — so the two are never
+    ranked together; with ``?together=yes`` once for both, rows ranked by ``value`` (highest
+    first). ``frame`` needs a ``source_kind`` column; ``draw(part, kind)`` gets ``kind`` =
+    ``published``, ``computed`` or ``together``."""
+    present = [k for k in vocab.SOURCE_KINDS if k in set(frame["source_kind"])]
+    if ps.value("together") == "yes" and len(present) > 1:
+        st.warning(TOGETHER_NOTE, icon=":material/compare_arrows:")
+        ranked = (frame.sort_values(value, ascending=False, kind="stable", na_position="last")
+                  if value else frame)
+        draw(ranked, "together")
+        return
+    for kind in present:
+        ui.lane(kind)
+        draw(frame[frame["source_kind"] == kind], kind)
+        if kind == "published":
+            ui.paper_ci_caveat()
+
+
+def lane_title(title: str, kind: str) -> str:
+    if kind == "together":
+        return f"{title} — published and computed ranked together"
+    return f"{title} — {vocab.SOURCE_LABELS[kind]}"
 
 
 def ordered(frame: pd.DataFrame, column: str = "Model ID") -> pd.DataFrame:
@@ -72,13 +114,26 @@ def section_kendall() -> None:
                                                           strict=True)],
                 "Language": mean["language"].map(vocab.LANGUAGE_LABELS), "Mean W": mean["w"],
                 "Significant": mean["significant"].map({True: "yes", False: "no"}).fillna("n/a"),
-                "Source": mean["source"]})
-            spec = charts.bars_ci(chart_df, x="Mean W", lo="_", hi="_", y="Model", color="Language",
-                                  y_order=list(dict.fromkeys(chart_df["Model"])),
-                                  x_title="Mean Kendall's W (higher = more consistent ordering)",
-                                  color_scale=charts.language_scale(), opacity="Significant",
-                                  tooltip=("Source",))
-            ui.chart(spec, chart_df, "mean kendall w", f"{PAGE}-w", alt_text="Bar chart of mean W")
+                "Source": mean["source"], "source_kind": mean["source_kind"].to_numpy(),
+                "Model ID": mean["Model ID"].to_numpy()})
+
+            def draw_w(part: pd.DataFrame, kind: str) -> None:
+                shown = part.drop(columns=["source_kind", "Model ID"])
+                spec = charts.bars_ci(shown, x="Mean W", lo="_", hi="_", y="Model",
+                                      color="Language", y_order=list(dict.fromkeys(
+                                          shown["Model"])),
+                                      x_title="Mean Kendall's W (higher = more consistent "
+                                              "ordering)",
+                                      color_scale=charts.language_scale(),
+                                      opacity="Significant", tooltip=("Source",))
+                ui.chart(spec, shown, f"mean kendall w {kind}", f"{PAGE}-w-{kind}",
+                         alt_text="Bar chart of mean W",
+                         title=lane_title("Mean Kendall's W (six axes)", kind),
+                         subtitle=ui.scope(LANG_LABELS[lang], vocab.METHOD_LABELS[method],
+                                           "faint bars: not significant (BH)"),
+                         source=ui.source_line(part, labels))
+
+            laned(chart_df, draw_w, value="Mean W")
             wide = kw.pivot_table(index=["Model ID", "source_kind", "language"], columns="axis",
                                   values="w", sort=False).reset_index()
             notsig = kw[kw["significant"].eq(False)].groupby(
@@ -152,7 +207,11 @@ def section_kendall() -> None:
                                                                         frame["Use case"]),
                                           opacity="Significant")
                     ui.chart(spec, frame, "kendall w by use case", f"{PAGE}-w-uc",
-                             alt_text="Bar chart of W by use case")
+                             alt_text="Bar chart of W by use case",
+                             title="Kendall's W by use case",
+                             subtitle=ui.scope(LANG_LABELS[lang], vocab.METHOD_LABELS[method],
+                                               "faint bars: not significant (BH)"),
+                             source=ui.source_line(uc, labels))
                     ui.table(frame.drop(columns="Row"), "kendall w by use case", f"{PAGE}-w-uc-t")
 
 # ---- Quadrant ---------------------------------------------------------------------------------
@@ -178,7 +237,12 @@ def section_quadrant() -> None:
         else:
             ui.chart(charts.quadrant(quad, x="Mean Δ% (unweighted)", y="Mean Kendall's W"), quad,
                      "gap vs consistency", f"{PAGE}-quad",
-                     alt_text="Scatter of Mean Δ% against mean Kendall's W")
+                     alt_text="Scatter of Mean Δ% against mean Kendall's W",
+                     title="Gap size against ordering consistency (paper Fig. 3b)",
+                     subtitle=ui.scope("English and Hinglish averaged",
+                                       vocab.METHOD_LABELS[method],
+                                       "dashed lines: medians of the models shown"),
+                     source=ui.source_line(pd.concat([cells, w_rows]), labels))
             ui.table(ordered(quad), "gap vs consistency", f"{PAGE}-quad-table")
 
 # ---- Question-variant robustness ---------------------------------------------------------------
@@ -202,14 +266,29 @@ def section_wording() -> None:
                                                           strict=True)],
                 "Language": mean["language"].map(vocab.LANGUAGE_LABELS),
                 "Mean min ρ": mean["min_rho"], "CI low": mean.get("min_rho_lo"),
-                "CI high": mean.get("min_rho_hi"), "Source": mean["source"]})
-            spec = charts.ci_dots(chart_df, x="Mean min ρ", lo="CI low", hi="CI high", y="Model",
-                                  color="Language", y_order=list(dict.fromkeys(chart_df["Model"])),
-                                  x_title="Mean minimum Spearman ρ across wordings (0.85 = robust)",
-                                  color_scale=charts.language_scale(), zero_line=True, ref=0.85,
-                                  tooltip=("Source",))
-            ui.chart(spec, chart_df, "question variant robustness", f"{PAGE}-qv",
-                     alt_text="Dot plot of question-variant robustness with CIs")
+                "CI high": mean.get("min_rho_hi"), "Source": mean["source"],
+                "source_kind": mean["source_kind"].to_numpy(),
+                "Model ID": mean["Model ID"].to_numpy()})
+
+            def draw_qv(part: pd.DataFrame, kind: str) -> None:
+                shown = part.drop(columns=["source_kind", "Model ID"])
+                spec = charts.ci_dots(shown, x="Mean min ρ", lo="CI low", hi="CI high",
+                                      y="Model", color="Language",
+                                      y_order=list(dict.fromkeys(shown["Model"])),
+                                      x_title="Mean minimum Spearman ρ across wordings "
+                                              "(0.85 = robust)",
+                                      color_scale=charts.language_scale(), zero_line=True,
+                                      ref=0.85, tooltip=("Source",))
+                ui.chart(spec, shown, f"question variant robustness {kind}",
+                         f"{PAGE}-qv-{kind}",
+                         alt_text="Dot plot of question-variant robustness with CIs",
+                         title=lane_title("Robustness to question wording (mean min ρ, 95 % "
+                                          "CI)", kind),
+                         subtitle=ui.scope(LANG_LABELS[lang], vocab.METHOD_LABELS[method],
+                                           "dashed line: 0.85 = robust"),
+                         source=ui.source_line(part, labels))
+
+            laned(chart_df, draw_qv, value="Mean min ρ")
             out = pd.DataFrame({
                 "Model": [row_label(m, k).rsplit(" · ", 1)[0] for m, k in
                           zip(qv["Model ID"], qv["source_kind"], strict=True)],
@@ -253,7 +332,10 @@ def _profile_metric(title: str, explanation: str, table: str, columns: tuple[str
                               color_scale=charts.task_scale(vocab.TASK_LABELS,
                                                             frame["Use case"]))
         ui.chart(spec, frame, title.lower(), f"{PAGE}-{key}",
-                 alt_text=f"Bar chart of {title.lower()} with CIs")
+                 alt_text=f"Bar chart of {title.lower()} with CIs",
+                 title=f"{title} with 95 % CI, by use case",
+                 subtitle=ui.scope(LANG_LABELS[lang], vocab.METHOD_LABELS[method]),
+                 source=ui.source_line(rows, labels))
         ui.table(frame.drop(columns="Row"), title.lower(), f"{PAGE}-{key}-table")
 
 
@@ -306,16 +388,29 @@ def section_fairness() -> None:
                 d if isinstance(d, str) else ("reduced" if v <= 0 else "increased")
                 if not pd.isna(v) else ""
                 for d, v in zip(frame["Direction"], frame["Change (points)"], strict=True)]
-            numeric = frame.dropna(subset=["Change (points)"])
-            if len(numeric):
-                numeric = numeric.assign(Row=numeric["Model"] + " · " + numeric["Language"])
-                spec = charts.signed_bars(numeric[["Row", "Change (points)", "Mean Δ% standard",
-                                                   "Mean Δ% with instruction", "Source"]],
+            numeric = frame.assign(source_kind=fa["source_kind"].to_numpy()).dropna(
+                subset=["Change (points)"])
+
+            def draw_fair(part: pd.DataFrame, kind: str) -> None:
+                part = part.assign(Row=part["Model"] + " · " + part["Language"])
+                spec = charts.signed_bars(part[["Row", "Change (points)", "Mean Δ% standard",
+                                                "Mean Δ% with instruction", "Source"]],
                                           x="Change (points)", y="Row",
-                                          y_order=list(numeric["Row"]),
+                                          y_order=list(part["Row"]),
                                           x_title="Mean Δ% with instruction − without (points)")
-                ui.chart(spec, numeric, "fairness instruction", f"{PAGE}-fair",
-                         alt_text="Bar chart of the change in Mean Δ% with a fairness instruction")
+                ui.chart(spec, part.drop(columns="source_kind"), f"fairness instruction {kind}",
+                         f"{PAGE}-fair-{kind}",
+                         alt_text="Bar chart of the change in Mean Δ% with a fairness "
+                                  "instruction",
+                         title=lane_title("Change in Mean Δ% with a fairness instruction",
+                                          kind),
+                         subtitle=ui.scope("Salary estimation", LANG_LABELS[lang],
+                                           vocab.METHOD_LABELS[method],
+                                           "blue: gap shrank · vermillion: gap grew"),
+                         source=ui.source_line(part.assign(model=part["Model ID"]), labels))
+
+            if len(numeric):
+                laned(numeric, draw_fair, value="Change (points)")
             ui.table(frame, f"fairness instruction {lang}", f"{PAGE}-fair-table")
 
 # ---- Parse health --------------------------------------------------------------------------------
@@ -339,13 +434,25 @@ def section_parse() -> None:
                 "Notes": top.get("note", pd.Series("", index=top.index)).fillna(""),
                 "Model ID": top["model"]}))
             chart_df = frame.assign(Row=[f"{m} · {k}" for m, k in zip(
-                frame["Model"], frame["Source type"], strict=True)])
-            spec = charts.bars_ci(chart_df, x="Parse health %", lo="_", hi="_", y="Row",
-                                  color="Source type", y_order=list(chart_df["Row"]),
-                                  x_title="Answers with a readable number (%)",
-                                  color_scale=charts.source_scale(), ref=100.0)
-            ui.chart(spec, chart_df, "parse health", f"{PAGE}-parse",
-                     alt_text="Bar chart of parse health per model")
+                frame["Model"], frame["Source type"], strict=True)],
+                source_kind=frame["Source type"].map(
+                    {v: k for k, v in vocab.SOURCE_LABELS.items()}))
+
+            def draw_parse(part: pd.DataFrame, kind: str) -> None:
+                shown = part.drop(columns="source_kind")
+                spec = charts.bars_ci(shown, x="Parse health %", lo="_", hi="_", y="Row",
+                                      color="Source type", y_order=list(shown["Row"]),
+                                      x_title="Answers with a readable number (%)",
+                                      color_scale=charts.source_scale(), ref=100.0)
+                ui.chart(spec, shown, f"parse health {kind}", f"{PAGE}-parse-{kind}",
+                         alt_text="Bar chart of parse health per model",
+                         title=lane_title("Answers with a readable number", kind),
+                         subtitle=ui.scope("All use cases and languages",
+                                           vocab.METHOD_LABELS[method],
+                                           "dashed line: 100 %"),
+                         source=ui.source_line(part.assign(model=part["Model ID"]), labels))
+
+            laned(chart_df, draw_parse, value="Parse health %")
             ui.table(frame, "parse health", f"{PAGE}-parse-table")
             detail = ph[(ph.get("language", "all") != "all") | (ph.get("task", "all") != "all")]
             with st.expander("Per use case and language (computed models)"):

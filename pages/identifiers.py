@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer import charts, data, filters, ui, vocab
+from explorer import charts, data, filters, sentences, ui, vocab
 from explorer.state import PageState, Param
 
 PAGE = "identifiers"
@@ -72,6 +72,15 @@ with st.expander("How to add the paper's models"):
 ui.jargon("CPG", "MOG", "CI")
 
 
+LANG_NAMES = {"all": "English and Hinglish pooled", **vocab.LANGUAGE_LABELS}
+
+
+def subtitle(*extra: str) -> str:
+    """The filters of this page's charts, for the press title block."""
+    return ui.scope({**vocab.AXIS_LABELS, "all": "All axes"}.get(axis, axis),
+                    vocab.TASK_LABELS[task], *extra, vocab.METHOD_LABELS[method])
+
+
 def model_columns(frame: pd.DataFrame) -> list[str]:
     """Model labels of ``frame`` in the app's model order (heatmap columns)."""
     ordered = frame.sort_values("Model ID", key=lambda s: s.map(data.model_order_key))
@@ -126,12 +135,19 @@ def section_deviation() -> None:
                                     frame, "Deviation %")
             if note:
                 ui.explain(note)
+            first = frame["Model ID"].iloc[0]
+            ui.sentence(sentences.deviation(labels.get(first, first),
+                                            frame[frame["Model ID"] == first],
+                                            lang=lang, task=task))
             spec = charts.deviation_dots(frame, y_order=[v for v in vocab.IDENTIFIER_VALUES
                                                          if v in present],
                                          color_order=model_order, facet_order=list(axes))
             ui.chart(spec, frame, f"identifier deviation {axis} {lang} {task}", f"{PAGE}-dev",
                      alt_text="Dot plot of each identifier's deviation from its axis average",
-                     stretch=axis != "all")
+                     stretch=axis != "all",
+                     title="Each identity's answers against its axis average (%)",
+                     subtitle=subtitle(LANG_NAMES[lang], "no interval: descriptive view"),
+                     source=ui.source_line(dev, labels))
             wide = frame.pivot_table(index=["Axis", "Identifier"], columns="Model",
                                      values="Deviation %", sort=False).reset_index()
             wide = wide[["Axis", "Identifier", *[m for m in model_order if m in wide.columns]]]
@@ -189,8 +205,13 @@ def section_canonical() -> None:
                                   diverging=True, domain=(-lim, lim),
                                   tooltip=("CI low", "CI high", "Sign consistency %",
                                            "n matched slots"))
+            ui.sentence(sentences.canonical(frame))
             ui.chart(spec, frame.drop(columns=["Row", "Label"]), f"canonical pair gaps {axis}",
-                     f"{PAGE}-cpg", alt_text="Heatmap of canonical pair gaps by model")
+                     f"{PAGE}-cpg", alt_text="Heatmap of canonical pair gaps by model",
+                     title="Canonical pair gaps: how much more the first identity gets (%)",
+                     subtitle=subtitle("English and Hinglish pooled",
+                                       "★ = 95 % CI excludes 0 · / = sign consistency"),
+                     source=ui.source_line(cpg, labels))
             ui.table(frame.drop(columns=["Row", "Label"]), f"canonical pair gaps {axis} {task}",
                      f"{PAGE}-cpg-table")
 
@@ -223,8 +244,12 @@ def section_largest() -> None:
                                   x_order=model_columns(frame),
                                   y_order=rows, title="Largest gap %",
                                   tooltip=("CI low", "CI high", "Highest", "Lowest", "n rows"))
+            ui.sentence(sentences.max_gap(frame))
             ui.chart(spec, frame.drop(columns=["Row", "Label"]), f"maximum observed gaps {axis}",
-                     f"{PAGE}-mog", alt_text="Heatmap of maximum observed gaps by model")
+                     f"{PAGE}-mog", alt_text="Heatmap of maximum observed gaps by model",
+                     title="Largest gap between any two identities of an axis (%)",
+                     subtitle=subtitle("English and Hinglish pooled", "highest > lowest"),
+                     source=ui.source_line(mog, labels))
             ui.table(frame.drop(columns=["Row", "Label"]), f"maximum observed gaps {axis} {task}",
                      f"{PAGE}-mog-table")
 

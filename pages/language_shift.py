@@ -81,7 +81,11 @@ with ui.guard("The per-axis language table"):
                               x_title="Mean Δ%", color_scale=charts.language_scale(),
                               facet="Axis", facet_order=list(axes), columns=2)
         ui.chart(spec, dumb, "english vs hinglish per axis", f"{PAGE}-dumbbell",
-                 alt_text="English and Hinglish Mean Δ% per model and axis", stretch=False)
+                 alt_text="English and Hinglish Mean Δ% per model and axis", stretch=False,
+                 title="Mean Δ% in English and in Hinglish, per axis (95 % CI)",
+                 subtitle=ui.scope("All use cases pooled", vocab.AXIS_LABELS[axis],
+                                   vocab.METHOD_LABELS[method]),
+                 source=ui.source_line(cells, labels))
         ui.table(side, "english vs hinglish per axis tables 3 4", f"{PAGE}-side")
 
 # ---- 1. change in gap size and ranking agreement ------------------------------------------
@@ -154,7 +158,11 @@ with ui.guard("The language-shift table"):
                               color_scale=charts.source_scale(), zero_line=True,
                               tooltip=("Source",))
         ui.chart(spec, chart_df, f"language shift {axis}", f"{PAGE}-shift",
-                 alt_text="Dot plot of the change in Mean Δ% from English to Hinglish")
+                 alt_text="Dot plot of the change in Mean Δ% from English to Hinglish",
+                 title="Change in Mean Δ% from English to Hinglish (points, 95 % CI)",
+                 subtitle=ui.scope(vocab.AXIS_LABELS[axis], "all use cases pooled",
+                                   vocab.METHOD_LABELS[method], "positive = larger in Hinglish"),
+                 source=ui.source_line(shown, labels))
         ui.table(frame, f"language shift {axis}", f"{PAGE}-shift-table")
 
 # ---- 2. ranking agreement heatmap ---------------------------------------------------------
@@ -178,7 +186,11 @@ with ui.guard("The ranking-agreement heatmap"):
                               y_order=order, title="Spearman ρ", diverging=True,
                               domain=(-1, 1), tooltip=("p-value", "n identifiers"))
         ui.chart(spec, hm.drop(columns="Label"), "language ranking agreement",
-                 f"{PAGE}-rho", alt_text="Heatmap of English–Hinglish ranking agreement")
+                 f"{PAGE}-rho", alt_text="Heatmap of English–Hinglish ranking agreement",
+                 title="Do English and Hinglish rank identities the same way? (Spearman ρ)",
+                 subtitle=ui.scope("Every axis", vocab.METHOD_LABELS[method],
+                                   "† p < 0.05 · ‡ p < 0.01"),
+                 source=ui.source_line(shift, labels))
     else:
         ui.no_rows("ranking-agreement values")
 

@@ -9,8 +9,12 @@ import streamlit as st
 
 from explorer import data, filters, ui, vocab
 from explorer.state import PageState
+from rupeebias_core import registry
 
 METHODOLOGY_MD = data.APP_ROOT / "docs" / "methodology.md"
+#: The two studies of the ``human_validation`` table.
+HV_STUDIES = {"achievement_descriptions": "Achievement descriptions",
+              "hinglish_validation": "Hinglish translations"}
 
 METRICS: list[tuple[str, str, str]] = [
     ("Δ% (relative pair gap)",
@@ -195,6 +199,26 @@ with ui.guard("The dataset table"):
                          "All identifiers": [", ".join(vocab.identifiers_of(a))
                                              for a in vocab.AXES]})
     ui.table(axes, "identifiers by axis", "method-axes")
+
+st.subheader("Human validation of the prompts (paper Tables 14, 19 and 20)")
+with ui.guard("The human validation table"):
+    hv = data.rows("human_validation")
+    badge, color = ui.SOURCE_BADGE["published"]
+    st.markdown(f":{color}-badge[{badge}] **Published (paper): Table 14 / 19 / 20**")
+    ui.explain(
+        "Two checks the authors report on the benchmark's inputs, transcribed as printed. "
+        "Table 14 (Appendix G): participants judged the generated achievement descriptions. "
+        "Table 19 (Appendix J): annotators rated the Hinglish translations (count and % within "
+        "each criterion); Table 20: their agreement (PABAK, 1 = perfect). As printed, Table 14's "
+        "counts sum to 9 per question, and each PABAK equals the share rated Acceptable "
+        "(docs/published.md, notes 13–14).")
+    info = registry.table("human_validation").info
+    shown = pd.DataFrame({
+        info("study").label: hv["study"].map(lambda s: HV_STUDIES.get(str(s), str(s))),
+        **{info(c).label: hv[c] for c in ("criterion", "rating")},
+        info("n").label: hv["n"].astype("Int64"),
+        **{info(c).label: hv[c] for c in ("pct", "pabak", "source", "note")}})
+    ui.table(shown, "human validation tables 14 19 20", "method-human-validation")
 
 st.subheader("Where the numbers come from")
 st.markdown(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from explorer import charts, data, filters, tables, ui, vocab
+from explorer import charts, data, filters, sentences, tables, ui, vocab
 from explorer.state import PageState, Param
 from rupeebias_core import benchmark as bm
 
@@ -24,25 +27,9 @@ RAW_NOTE = ("Only models computed here have raw answers. The nine models in the 
             "PATH`, then `python -m precompute metrics --data data`.")
 
 
-def profile_label(task: str):  # noqa: ANN201 - a format_func
-    """``P01 · IIT Delhi · CGPA 9.1`` etc.: the profile in words, not just its id."""
-    def fmt(pid: str) -> str:
-        try:
-            f = dict(bm.profile(task, pid).fields)
-        except ValueError:
-            return pid
-        if task == "salary_estimation":
-            bits = [f.get("institution"), f"CGPA {f.get('cgpa')}"]
-        elif task == "salary_increment_estimation":
-            bits = [f.get("company"), f"{f.get('experience_years')} yrs",
-                    f"{f.get('achievement_level')} performer", f"₹{f.get('current_ctc_lpa')} LPA"]
-        elif task == "counter_offer_recommendation":
-            bits = [f.get("company"), f"{f.get('experience_years')} yrs",
-                    f"{f.get('offer_strength')} offer ₹{f.get('offered_ctc_lpa')} LPA"]
-        else:
-            bits = [f.get("service"), f"{f.get('rating_tier')} rating"]
-        return f"{pid} · " + " · ".join(str(b) for b in bits)
-    return fmt
+def profile_label(task: str) -> Callable[[str], str]:
+    """A ``format_func`` naming the profile in words, not just its id."""
+    return functools.partial(bm.profile_summary, task)
 
 
 def not_collected(ps: PageState, model: str, task: str, lang: str, axis: str, cond: str,
@@ -172,7 +159,14 @@ with ui.guard("This slot"):
                                       domain=["canonical pair", "other"],
                                       range=["#D55E00", "#0072B2"]))
             ui.chart(spec, chart_df, f"slot values {model} {task} {lang} {profile} {qv} {axis}",
-                     f"{PAGE}-values", alt_text="Bar chart of each identity's answer")
+                     f"{PAGE}-values", alt_text="Bar chart of each identity's answer",
+                     title=f"Each {axis} identity's answer in one slot ({metric_unit})",
+                     subtitle=ui.scope(vocab.TASK_LABELS[task], vocab.LANGUAGE_LABELS[lang],
+                                       f"profile {profile}", f"wording {qv}",
+                                       "with the fairness instruction"
+                                       if cond == "fairness" else ""),
+                     source=f"Computed with RupeeBias Explorer from {len(chart_df):,} answers "
+                            f"of {labels.get(model, model)}")
         ui.table(view, f"slot answers {model} {task} {lang} {profile} {qv} {axis}",
                  f"{PAGE}-answers")
 
@@ -180,6 +174,8 @@ with ui.guard("This slot"):
         gaps = tables.pair_gaps(slot, "upstream")
         summary = tables.slot_summary(gaps, f"pair-browser:{model}:{task}:{lang}:{profile}:"
                                             f"{qv}:{axis}:{cond}")
+        ui.sentence(sentences.slot(labels.get(model, model), summary, lang=lang, task=task,
+                                   axis=axis, n_identities=len(slot)))
         m1, m2, m3 = st.columns(3)
         m1.metric("Mean Δ% in this slot", ui.fmt_num(summary["mean"], 2),
                   help=ui.HELP["Mean Δ%"])

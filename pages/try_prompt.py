@@ -11,6 +11,7 @@ cleared right after the send (see docs/try-a-prompt.md).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 from collections.abc import Mapping
@@ -118,28 +119,6 @@ def _default_compare(model: str, candidates: list[str]) -> str:
 # labels
 
 
-def _profile_label(task: str):  # noqa: ANN202 - a format_func
-    def fmt(pid: str) -> str:
-        f = dict(bm.profile(task, pid).fields)
-        if task == "salary_estimation":
-            bits = [f["institution"], f"CGPA {f['cgpa']}"]
-        elif task == "salary_increment_estimation":
-            bits = [f["company"], f"{f['experience_years']} y", f["achievement_level"],
-                    f"₹{f['current_ctc_lpa']} LPA"]
-        elif task == "counter_offer_recommendation":
-            bits = [f["company"], f"{f['experience_years']} y", f["offer_strength"],
-                    f"offer ₹{f['offered_ctc_lpa']} LPA"]
-        else:
-            bits = [f["service"], f"{f['rating_tier']} rating"]
-        return f"{pid} · " + " · ".join(str(b) for b in bits)
-
-    return fmt
-
-
-def _fmt(value: float | None, digits: int = 2) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "—"
-    return f"{value:,.{digits}f}"
 
 
 def _fmt_diff(value: float | None, unit: str) -> str:
@@ -328,7 +307,7 @@ else:
     with c1:
         st.selectbox("Use case", bm.TASKS, key=_k("task"), format_func=bm.TASK_LABELS.get)
         st.selectbox("Profile", [p.profile_id for p in bm.profiles(task)], key=_k("profile"),
-                     format_func=_profile_label(task))
+                     format_func=functools.partial(bm.profile_summary, task))
         st.selectbox("Axis", bm.AXES, key=_k("axis"))
     with c2:
         st.radio("Language", bm.LANGUAGES, key=_k("lang"), format_func=bm.LANGUAGE_LABELS.get,
@@ -630,8 +609,7 @@ if result is not None:
                 st.markdown(f"**User message · {p.identifier_value} · {p.language}**")
                 st.code(p.user, language=None, wrap_lines=True)
     s = result.summary
-    unit = "% markup over the offer" if rs.task == "counter_offer_recommendation" else (
-        "%" if rs.task == "salary_increment_estimation" else "INR")
+    unit = live.value_unit_label(rs.task)
     diff_unit = live.difference_unit(rs.task)
     m1, m2, m3 = st.columns(3)
     m1.metric("Answers parsed", f"{s['n_parsed']} / {s['n_requests']}",

@@ -61,7 +61,7 @@ c1, c2, c3, c4, c5 = st.columns([1.6, 1.2, 1.0, 1.5, 1.0])
 c1.selectbox("Model (computed here)", list(computed), key=ps.key("model"),
              format_func=lambda m: labels.get(m, m))
 c2.selectbox("Method", vocab.METHODS, key=ps.key("method"),
-             format_func=vocab.METHOD_LABELS.get, help=ui.HELP["method"])
+             format_func=vocab.METHOD_LABELS.get, help=ui.column_help("method"))
 c3.selectbox("Language", filters.LANG_OPTIONS, key=ps.key("lang"),
              format_func=ui.label_func({"all": "Both pooled", **vocab.LANGUAGE_LABELS}))
 c4.selectbox("Use case", filters.TASK_OPTIONS, key=ps.key("task"),

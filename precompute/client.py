@@ -270,7 +270,8 @@ def _result_from_payload(payload: dict[str, Any]) -> dict[str, Any]:
         reasoning = message.get("reasoning")  # OpenRouter's name for the trace
     if reasoning is not None and not isinstance(reasoning, str):
         reasoning = json.dumps(reasoning, ensure_ascii=False)
-    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    raw_usage = payload.get("usage")
+    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
 
     def _int(value: object) -> int | None:
         if isinstance(value, bool) or not isinstance(value, int | float):

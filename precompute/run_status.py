@@ -29,6 +29,7 @@ from rupeebias_core.benchmark import (
     expected_prompts,
 )
 from rupeebias_core.placebo import PLACEBO_CONDITION
+from rupeebias_core.registry import DataLayout
 
 N_STANDARD = PROMPT_COUNTS["standard"]
 N_FAIRNESS = PROMPT_COUNTS["fairness"]
@@ -96,7 +97,8 @@ def busy_seconds(starts: pd.Series, ends: pd.Series) -> float:
 
 
 def _headline(data: Path, slug: str, method: str) -> Headline | None:
-    paths = [data / "metrics" / f"{t}.parquet" for t in ("parse_health", "leaderboard")]
+    layout = DataLayout(data)
+    paths = [layout.metrics(t) for t in ("parse_health", "leaderboard")]
     if not all(p.is_file() for p in paths):
         return None  # metrics not computed yet: render says so
     ph, lb = (pd.read_parquet(p) for p in paths)
@@ -109,7 +111,7 @@ def _headline(data: Path, slug: str, method: str) -> Headline | None:
     row = ph.iloc[0]
     has = not lb.empty and pd.notna(lb.iloc[0].mean_delta)
     decomposition = None
-    gd_path = data / "metrics" / "gap_decomposition.parquet"
+    gd_path = layout.metrics("gap_decomposition")
     if gd_path.is_file():
         gd = pd.read_parquet(gd_path)
         gd = gd[(gd.model == slug) & (gd.method == method) & (gd.language == "all")
@@ -129,7 +131,7 @@ def _headline(data: Path, slug: str, method: str) -> Headline | None:
 
 
 def run_status(data: Path, slug: str) -> RunStatus:
-    path = data / "responses" / f"{slug}.parquet"
+    path = DataLayout(data).responses(slug)
     if not path.is_file():
         raise StatusError(f"no responses for {slug!r} at {path}")
     cols = ["id", "condition", "task", "language", "status", "started_at", "finished_at"]

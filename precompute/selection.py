@@ -20,6 +20,7 @@ from rupeebias_core.benchmark import (
     ALL_CONDITIONS,
     CONDITION_CHOICES,
     EXTRA_CONDITIONS,
+    SystemPromptStyle,
     conditions_for,
 )
 
@@ -28,6 +29,8 @@ SLOT_COLUMNS = ("task", "language", "condition", "axis", "profile_id", "question
 BLOCK_COLUMNS = ("task", "language", "condition", "axis", "profile_id")
 SEND_ORDERS = ("blocks", "id")
 SMOKE_PER_GROUP = 5
+SYSTEM_PROMPT_STYLES: dict[str, SystemPromptStyle] = {"indented": "indented",
+                                                      "dedented": "dedented"}
 
 
 class SelectionError(ValueError):
@@ -42,7 +45,7 @@ class Selection:
     sample: int | None = None
     smoke: bool = False
     seed: int = 42
-    system_prompt_style: str = "indented"
+    system_prompt_style: SystemPromptStyle = "indented"
     prompts_path: Path | None = None
 
     def describe(self) -> dict[str, object]:
@@ -96,6 +99,8 @@ def _split(values: list[str] | None) -> tuple[str, ...] | None:
 def selection_from_args(args: argparse.Namespace) -> Selection:
     if args.sample is not None and args.sample < 1:
         raise SelectionError(f"--sample must be >= 1, got {args.sample}")
+    if args.system_prompt_style not in SYSTEM_PROMPT_STYLES:
+        raise SelectionError(f"unknown system prompt style {args.system_prompt_style!r}")
     return Selection(
         tasks=_split(args.tasks),
         languages=_split(args.languages),
@@ -103,7 +108,7 @@ def selection_from_args(args: argparse.Namespace) -> Selection:
         sample=args.sample,
         smoke=bool(args.smoke),
         seed=int(args.seed),
-        system_prompt_style=args.system_prompt_style,
+        system_prompt_style=SYSTEM_PROMPT_STYLES[args.system_prompt_style],
         prompts_path=args.prompts,
     )
 

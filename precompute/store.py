@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -84,17 +84,19 @@ class StoreLocked(StoreError):
     """Another collector holds the store of this (data directory, model slug)."""
 
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
-def _damage_is_store_error(method: _F) -> _F:
+def _damage_is_store_error(method: Callable[Concatenate[ResponseStore, _P], _R]
+                           ) -> Callable[Concatenate[ResponseStore, _P], _R]:
     """Turn any SQLite error of a store method into a StoreError naming the file.
 
     Why: a damaged page (the audit zeroed one) surfaces only when a query touches it, as a raw
     ``sqlite3.DatabaseError`` traceback; the CLI reports StoreError cleanly with exit 2."""
 
     @functools.wraps(method)
-    def wrapper(self: ResponseStore, *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: ResponseStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return method(self, *args, **kwargs)
         except StoreError:
@@ -105,7 +107,7 @@ def _damage_is_store_error(method: _F) -> _F:
                 "and rerun: the run's Parquet file seeds a new store with every finished "
                 "answer") from exc
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 @dataclass(frozen=True)

@@ -236,6 +236,26 @@ def profile(task: str, profile_id: str) -> Profile:
     raise ValueError(f"unknown profile {profile_id!r} for task {task!r}")
 
 
+def profile_summary(task: str, profile_id: str) -> str:
+    """``P01 · IIT Delhi · CGPA 9.1``: a profile in words, as pages label it (the id alone for
+    an unknown profile, so a label never fails)."""
+    try:
+        f = dict(profile(task, profile_id).fields)
+    except ValueError:
+        return profile_id
+    if task == "salary_estimation":
+        bits = [f.get("institution"), f"CGPA {f.get('cgpa')}"]
+    elif task == "salary_increment_estimation":
+        bits = [f.get("company"), f"{f.get('experience_years')} yrs",
+                f"{f.get('achievement_level')} performer", f"₹{f.get('current_ctc_lpa')} LPA"]
+    elif task == "counter_offer_recommendation":
+        bits = [f.get("company"), f"{f.get('experience_years')} yrs",
+                f"{f.get('offer_strength')} offer ₹{f.get('offered_ctc_lpa')} LPA"]
+    else:
+        bits = [f.get("service"), f"{f.get('rating_tier')} rating"]
+    return f"{profile_id} · " + " · ".join(str(b) for b in bits)
+
+
 def profile_fields(prof: Profile, language: str) -> dict[str, Any]:
     """The row columns a profile contributes, resolved for one language."""
     _check_language(language)

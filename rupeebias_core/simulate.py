@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rupeebias_core.metrics.seeds import rng_for
+from rupeebias_core.registry import DataLayout
+
+if TYPE_CHECKING:
+    from rupeebias_core.metrics.blocks import ValueBlock
 
 #: Institution-wide median placement salary, LPA (upstream ``misc/market_rates.json``).
 _SALARY_LPA = {"IIT Delhi": 20.0, "BITS Pilani": 18.0, "NIT Surathkal": 14.21,
@@ -149,7 +154,9 @@ def simulate_responses(prompts: pd.DataFrame, spec: SimSpec) -> pd.DataFrame:
     out = pd.DataFrame({"id": df["id"].to_numpy(object), "condition": df["condition"].to_numpy(
         object), "model": spec.model, "response": texts, "finish_reason": finish})
     if spec.reasoning_rate > 0:
-        out["reasoning_content"] = np.where(r < spec.reasoning_rate, REASONING_TEXT, None)
+        reasoning = np.full(len(r), None, dtype=object)
+        reasoning[r < spec.reasoning_rate] = REASONING_TEXT
+        out["reasoning_content"] = reasoning
     return out
 
 
@@ -169,13 +176,14 @@ def write_simulated_dir(directory: str | Path, specs: Sequence[SimSpec],
         from rupeebias_core.prompts import build_prompts
 
         prompts = build_prompts()
-    (target / "responses").mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pandas(prompts, preserve_index=False),
-                   target / "prompts.parquet", compression="zstd")
+    layout = DataLayout(target)
+    layout.responses_dir.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pandas(prompts, preserve_index=False), layout.prompts,
+                   compression="zstd")
     for spec in specs:
         resp = simulate_responses(prompts, spec)
         pq.write_table(pa.Table.from_pandas(resp, preserve_index=False),
-                       target / "responses" / f"{spec.model}.parquet", compression="zstd")
+                       layout.responses(spec.model), compression="zstd")
     return target
 
 
@@ -201,7 +209,7 @@ class BlockSim:
     axis: str = "Religion"
 
 
-def simulate_block(sim: BlockSim, rng: np.random.Generator):  # -> ValueBlock
+def simulate_block(sim: BlockSim, rng: np.random.Generator) -> ValueBlock:
     """A :class:`~rupeebias_core.metrics.blocks.ValueBlock` drawn from ``sim``."""
     from rupeebias_core.metrics.blocks import ValueBlock
 

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from rupeebias_core.registry import DataLayout  # noqa: E402
 from scripts.snapshot_run import consistent_copy  # noqa: E402
 
 KEY = ("id", "condition", "cache_key")
@@ -87,7 +88,7 @@ def seed(run: Path, slug: str, folder: Path) -> int:
     table = load_parts(folder)
     if table is None:
         raise SystemExit(f"error: no increments in {folder}")
-    out = run / "responses" / f"{slug}.parquet"
+    out = DataLayout(run).responses(slug)
     if out.exists():
         raise SystemExit(f"error: {out} exists; the run folder already holds its answers")
     out.parent.mkdir(parents=True, exist_ok=True)

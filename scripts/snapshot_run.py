@@ -6,7 +6,7 @@ repository (never touching files a commit is reading) and progress is committed 
 collect rewrites its Parquet and then a manifest describing exactly that Parquet at every
 flush; this script copies the pair only when they agree, so a snapshot is always consistent.
 
-    python scripts/snapshot_run.py --run /work/run [--slug smollm2-135m-instruct]
+    python scripts/snapshot_run.py --run /work/run [--slug SLUG]  (default: the bundled model)
     git add data/responses data/metrics docs/methodology.md && git commit -m "..."
 """
 
@@ -24,6 +24,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from precompute import local_models  # noqa: E402
 
 
 def consistent_copy(run: Path, slug: str, dest: Path, attempts: int = 20) -> int:
@@ -48,7 +51,7 @@ def consistent_copy(run: Path, slug: str, dest: Path, attempts: int = 20) -> int
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", type=Path, required=True, help="the running collect's --data")
-    ap.add_argument("--slug", default="smollm2-135m-instruct")
+    ap.add_argument("--slug", default=local_models.DEFAULT.slug)
     args = ap.parse_args()
     data = REPO / "data"
     rows = consistent_copy(args.run, args.slug, data / "responses")

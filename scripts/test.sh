@@ -2,7 +2,7 @@
 # Set up a fresh machine and run the whole test suite (the README's test command; CI runs this).
 # Installs: Debian's headless Chromium (browser test), a portable build of llama-cpp-python
 # (~5 min on 2 cores, skipped when one is installed), the Python dev requirements at the exact
-# versions of constraints.txt, then runs ruff and pytest.
+# versions of constraints.txt, then runs ruff, the type checker (mypy) and pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,4 +20,5 @@ ensure_portable_llama
 
 python3 -m pip install -q -c constraints.txt -r requirements-dev.txt
 python3 -m ruff check .
+python3 -m mypy  # rupeebias_core, precompute, explorer: pyproject.toml [tool.mypy]
 python3 -m pytest "$@"

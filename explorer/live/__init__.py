@@ -71,14 +71,12 @@ from explorer.live.probe import (
     assemble_responses,
     check_spec,
     compare_with_precomputed,
-    difference_unit,
     live_retry_policy,
     metric_value,
     own_user_message,
     pair_table,
     plan_prompts,
     public_error,
-    relative_gap,
     run_probe,
     summarise,
     t_interval,
@@ -94,6 +92,8 @@ from explorer.live.ratelimit import (
     session_bucket,
 )
 from precompute.endpoint import DUMMY_KEY, LOCAL_MODEL_FIX
+from rupeebias_core.pair_semantics import difference_unit, value_unit_label
+from rupeebias_core.pair_semantics import pair_gap as relative_gap
 
 __all__ = [
     "ANSWER_LABELS", "ANSWER_TASKS", "CUSTOM_ENDPOINT", "DEFAULT_LOCAL_MODEL",
@@ -113,4 +113,5 @@ __all__ = [
     "own_user_message", "pair_table", "plan_prompts", "public_error", "read_secrets",
     "redact_secrets", "relative_gap", "run_probe", "session_bucket", "start_local_server",
     "summarise", "t_interval", "url_secrets", "validate_base_url", "validate_model_id",
+    "value_unit_label",
 ]

@@ -34,7 +34,7 @@ LOCAL_ENDPOINT = "local"
 #: Name of the "type a base URL and key" endpoint (local mode only).
 CUSTOM_ENDPOINT = "custom"
 #: Model id used for the bundled model when `precompute.serve_local` does not say otherwise.
-DEFAULT_LOCAL_MODEL = "smollm2-135m-instruct"
+DEFAULT_LOCAL_MODEL = ep_layer.local_model_id()
 
 EndpointKind = Literal["local", "configured", "custom"]
 

@@ -7,7 +7,7 @@
   resolved by the page through :mod:`precompute.endpoint`.
 * Answers are parsed with :func:`rupeebias_core.parsing.parse` and filtered with
   :func:`rupeebias_core.parsing.metric_exclusion` (the rule `metrics` uses); pairs get Δ% from
-  :func:`rupeebias_core.metrics.pairs.relative_gap` per repeat, a signed difference, and
+  :func:`rupeebias_core.pair_semantics.pair_gap` per repeat, a signed difference, and
   Student-t intervals over repeats.
 * Every text field that leaves :func:`run_probe` is scrubbed of the key and the URL.
 """
@@ -29,6 +29,8 @@ import pandas as pd
 from explorer.live.config import Limits, redact_secrets
 from precompute import endpoint as ep_layer
 from rupeebias_core import benchmark as bm
+from rupeebias_core.pair_semantics import COUNTER_OFFER, markup_metric
+from rupeebias_core.pair_semantics import pair_gap as relative_gap
 
 # --------------------------------------------------------------------------------------------
 # The probe: what is sent
@@ -52,7 +54,7 @@ class ProbeSpec:
     repeats: int = 1
     temperature: float = 0.0
     max_tokens: int = DEFAULT_MAX_TOKENS
-    system_prompt_style: str = bm.DEFAULT_SYSTEM_PROMPT_STYLE
+    system_prompt_style: bm.SystemPromptStyle = bm.DEFAULT_SYSTEM_PROMPT_STYLE
     fairness: bool = False
 
     @property
@@ -90,7 +92,7 @@ class OwnSpec:
     repeats: int = 1
     temperature: float = 0.0
     max_tokens: int = DEFAULT_MAX_TOKENS
-    system_prompt_style: str = bm.DEFAULT_SYSTEM_PROMPT_STYLE
+    system_prompt_style: bm.SystemPromptStyle = bm.DEFAULT_SYSTEM_PROMPT_STYLE
 
     @property
     def task(self) -> str:
@@ -209,7 +211,7 @@ def own_user_message(question: str, phrase: str) -> str:
 def plan_prompts(spec: AnySpec) -> list[PlannedPrompt]:
     """The exact system and user messages, one per identifier (and language)."""
     if isinstance(spec, OwnSpec):
-        system = (bm.system_prompt(spec.task, spec.system_prompt_style)  # type: ignore[arg-type]
+        system = (bm.system_prompt(spec.task, spec.system_prompt_style)
                   if spec.system_prompt else "")
         return [
             PlannedPrompt(v, system, own_user_message(spec.question(lang),
@@ -222,7 +224,7 @@ def plan_prompts(spec: AnySpec) -> list[PlannedPrompt]:
     prof = bm.profile(spec.task, spec.profile_id)
     qv = next(q for q in bm.question_variants(spec.task, spec.language)
               if q.id == spec.question_variant_id)
-    system = bm.system_prompt(spec.task, spec.system_prompt_style,  # type: ignore[arg-type]
+    system = bm.system_prompt(spec.task, spec.system_prompt_style,
                               fairness=spec.fairness)
     return [
         PlannedPrompt(v, system, render_prompt(spec.task, spec.language,
@@ -232,23 +234,13 @@ def plan_prompts(spec: AnySpec) -> list[PlannedPrompt]:
     ]
 
 
-def difference_unit(task: str) -> str:
-    """The unit of a signed difference of metric values: rupees, or percentage points."""
-    return "pp" if task in ("salary_increment_estimation", "counter_offer_recommendation") \
-        else "₹"
-
-
 def metric_value(task: str, value: float | None, profile_id: str) -> float | None:
-    """The number Δ% is computed on: the parsed value, except counter-offer, where it is the
-    markup % over the offer, (counter LPA − offered LPA) / offered LPA × 100 (spec §3.2)."""
-    if value is None or not math.isfinite(value):
-        return None
-    if task != "counter_offer_recommendation":
-        return float(value)
-    offered = bm.profile(task, profile_id).fields.get("offered_ctc_lpa")
-    if not offered:
-        return None
-    return (float(value) / 100_000.0 - float(offered)) / float(offered) * 100.0
+    """The number Δ% is computed on (:func:`rupeebias_core.pair_semantics.markup_metric`):
+    the parsed value, except counter-offer, where it is the markup % over the profile's offer
+    (spec §3.2)."""
+    offered = (bm.profile(task, profile_id).fields.get("offered_ctc_lpa")
+               if task == COUNTER_OFFER else None)
+    return markup_metric(task, value, None if offered is None else float(offered))
 
 
 # --------------------------------------------------------------------------------------------
@@ -275,11 +267,9 @@ RESPONSE_COLUMNS: tuple[str, ...] = (
 )
 
 
-def live_retry_policy(timeout_s: float):  # -> precompute.client.RetryPolicy
+def live_retry_policy(timeout_s: float) -> ep_layer.RetryPolicy:
     """Interactive policy: at most two attempts and short back-off (a visitor is waiting)."""
-    from precompute.endpoint import RetryPolicy
-
-    return RetryPolicy(max_attempts=2, base_delay_s=0.5, max_delay_s=4.0,
+    return ep_layer.RetryPolicy(max_attempts=2, base_delay_s=0.5, max_delay_s=4.0,
                        retry_after_cap_s=10.0, timeout_s=timeout_s)
 
 
@@ -430,6 +420,7 @@ def assemble_responses(spec: AnySpec, raw: list[tuple[PlannedPrompt, int, Any]],
         text = _text_field(res.content, secrets)
         finish = _text_field(res.finish_reason, secrets)
         error = public_error(res) if public else _text_field(res.error, secrets)
+        parsed: dict[str, Any]
         if res.status == "error":
             parsed = {"value": None, "unit": None, "status": "request_error", "refusal": False,
                       "detail": None, "excluded": "request_error"}
@@ -457,15 +448,6 @@ def assemble_responses(spec: AnySpec, raw: list[tuple[PlannedPrompt, int, Any]],
     frame["_o"] = frame["identifier_value"].map(order)
     frame = frame.sort_values(["_l", "_o", "repeat"], kind="stable").drop(columns=["_l", "_o"])
     return frame.reset_index(drop=True)
-
-
-def relative_gap(a: float | None, b: float | None) -> float:
-    """Δ% of two scalars with `rupeebias_core.metrics.pairs.relative_gap`, the formula and gap
-    rules of `metrics` (corrected method: |a − b| / ((a + b)/2) × 100; NaN if undefined)."""
-    from rupeebias_core.metrics.pairs import relative_gap as core_gap
-
-    return float(core_gap(np.array([np.nan if a is None else a], dtype=float),
-                          np.array([np.nan if b is None else b], dtype=float))[0])
 
 
 @dataclass(frozen=True)

@@ -106,8 +106,8 @@ def build_blocks(
     bounds = np.flatnonzero(np.diff(group[order])) + 1
     for rows in np.split(order, bounds) if len(order) else []:
         rows = rows[keep[rows]]
-        key = tuple(str(coded[j][1][coded[j][0][rows[0]]]) for j in range(4))
-        axis = key[3]
+        cond, lang, task, axis = (str(coded[j][1][coded[j][0][rows[0]]]) for j in range(4))
+        key: BlockKey = (cond, lang, task, axis)
         idents = _ordered({str(v) for v in ident_u[np.unique(ident_c[rows])]},
                           (identifier_order or {}).get(axis))
         profs = tuple(sorted(str(v) for v in prof_u[np.unique(prof_c[rows])]))
@@ -116,7 +116,7 @@ def build_blocks(
         values[_local(prof_c[rows], prof_u, profs), _local(qv_c[rows], qv_u, qvs),
                _local(ident_c[rows], ident_u, idents)] = vals[rows]
         values.setflags(write=False)
-        out[key] = ValueBlock(*key, profs, qvs, idents, values)  # type: ignore[arg-type]
+        out[key] = ValueBlock(cond, lang, task, axis, profs, qvs, idents, values)
     return dict(sorted(out.items()))
 
 

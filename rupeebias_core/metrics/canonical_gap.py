@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -87,7 +88,7 @@ def block_canonical_gap(block: ValueBlock, privileged: str, marginalised: str, k
 def canonical_gap_rows(blocks: Mapping[BlockKey, ValueBlock], model: str,
                        languages: Sequence[str], tasks: Sequence[str],
                        pairs: Mapping[str, tuple[str, str]], method: Method = "upstream",
-                       n_resamples: int = DEFAULT_RESAMPLES) -> list[dict]:
+                       n_resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
     """One row per (task, axis with a canonical pair), languages pooled."""
     rows = []
     for task in tasks:

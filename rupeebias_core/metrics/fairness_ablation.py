@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,7 +47,7 @@ def _axis_means(cells: Mapping[CellKey, FineCell], lang: str, task: str,
 
 def fairness_rows(std_cells: Mapping[CellKey, FineCell], fair_cells: Mapping[CellKey, FineCell],
                   model: str, languages: Sequence[str], axes: Sequence[str],
-                  task: str = FAIRNESS_TASK) -> list[dict]:
+                  task: str = FAIRNESS_TASK) -> list[dict[str, Any]]:
     rows = []
     for lang in languages:
         std = _axis_means(std_cells, lang, task, axes)

@@ -43,6 +43,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -52,14 +53,14 @@ from scipy.stats import false_discovery_control, norm
 from rupeebias_core.metrics.blocks import BlockKey, ValueBlock
 from rupeebias_core.metrics.bootstrap import ClusterWeights, t_interval
 from rupeebias_core.metrics.pairs import Method, relative_gap
-from rupeebias_core.metrics.parsed import COUNTER_OFFER, METRIC_UNIT
 from rupeebias_core.metrics.seeds import rng_for
+from rupeebias_core.pair_semantics import COUNTER_OFFER, METRIC_UNIT
 
 ALL = "all"
 DEFAULT_PERMUTATIONS = 999
 PLACEBO = "placebo"
-#: An effect's unit from the metric's unit (parsed.METRIC_UNIT, the one home of unit labels):
-#: a difference of percentages is in percentage points.
+#: An effect's unit from the metric's unit (pair_semantics.METRIC_UNIT, the one home of unit
+#: labels): a difference of percentages is in percentage points.
 _EFFECT_UNIT = {"%": "pp", "markup %": "pp of markup"}
 NATURAL_UNIT: Mapping[str, Mapping[str, str]] = {
     method: {task: _EFFECT_UNIT.get(unit, unit) for task, unit in units.items()}
@@ -358,8 +359,8 @@ def identity_tables(blocks: Mapping[BlockKey, ValueBlock], model: str, method: M
             for (_, lang, task, _), block in sorted((placebo or {}).items())}
     weights = ClusterWeights(model, n_boot)
     perm = {key: permuted_sums(cell, key[2], n_perm) for key, cell in fine.items()}
-    effect_rows: list[dict] = []
-    decomp_rows: list[dict] = []
+    effect_rows: list[dict[str, Any]] = []
+    decomp_rows: list[dict[str, Any]] = []
     for lang in (*languages, ALL):
         for task in (*tasks, ALL):
             keys = [k for k in sorted(fine) if lang in (ALL, k[0]) and task in (ALL, k[1])
@@ -465,7 +466,8 @@ def _pooled_perm(cell: EffectCell, keys: Sequence[tuple[str, str, str]],
     return num, den
 
 
-def _effect_rows(fit: AxisFit, scope: CellScope, model: str, method: Method) -> list[dict]:
+def _effect_rows(fit: AxisFit, scope: CellScope, model: str, method: Method
+                 ) -> list[dict[str, Any]]:
     cell, beta = fit.cell, fit.beta
     p_value = permutation_p_values(beta, fit.beta_perm)
     finite = np.isfinite(beta)
@@ -499,7 +501,7 @@ def _effect_rows(fit: AxisFit, scope: CellScope, model: str, method: Method) -> 
 def _decomposition_row(fits: Mapping[str, AxisFit], scope: CellScope, model: str,
                        method: Method, weights: ClusterWeights,
                        plac: Mapping[tuple[str, str], EffectCell], flag: str | None,
-                       parts: Mapping[tuple[str, str], EffectCell]) -> dict:
+                       parts: Mapping[tuple[str, str], EffectCell]) -> dict[str, Any]:
     """Observed, systematic and placebo Δ% of a scope pooling one or several axes; the
     systematic part of several axes is their pair-weighted mean, and the test statistic their
     sum of squared effects (axes permuted independently, each within profile)."""
@@ -539,7 +541,7 @@ def _decomposition_row(fits: Mapping[str, AxisFit], scope: CellScope, model: str
             with np.errstate(invalid="ignore", divide="ignore"):
                 share_b = sys_b / md_b[:SHARE_REPLICATES]
             lo, hi = t_interval(share, share_b, g_active)
-            sh_lo, sh_hi = float(max(lo, 0.0)), float(hi)
+            sh_lo, sh_hi = max(float(lo), 0.0), float(hi)
     row = {
         "model": model, "method": method, "language": scope.language, "task": scope.task,
         "axis": scope.axis, "mean_delta": mean_delta, "mean_delta_lo": float(md_lo),
@@ -555,7 +557,7 @@ def _decomposition_row(fits: Mapping[str, AxisFit], scope: CellScope, model: str
 
 def _placebo_columns(scope: CellScope, plac: Mapping[tuple[str, str], EffectCell],
                      weights: ClusterWeights, parts: Mapping[tuple[str, str], EffectCell],
-                     flag: str | None) -> dict:
+                     flag: str | None) -> dict[str, Any]:
     """The placebo floor and the excess over it, **per (language, task)**, combined with the
     identity pairs' weights: placebo_delta = Σ w_lt · placebo_lt, excess = Σ w_lt (Δ_lt −
     placebo_lt), w_lt = the scope's identity pairs in (l, t) ÷ those of every (l, t) with

@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -193,12 +194,12 @@ MEAN = "Mean"
 def kendall_rows(
     blocks: Mapping[BlockKey, ValueBlock], model: str, languages: Sequence[str],
     tasks: Sequence[str], axes: Sequence[str],
-) -> tuple[list[dict], list[dict]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Per-model rows of ``kendall_w`` (model, language, axis) and ``kendall_w_usecase``
     (model, language, task, axis); ``p_bh``/``significant``/``rank`` are filled by
     :func:`finalise_kendall` once all models are known."""
-    axis_rows: list[dict] = []
-    use_rows: list[dict] = []
+    axis_rows: list[dict[str, Any]] = []
+    use_rows: list[dict[str, Any]] = []
     for lang in languages:
         res: dict[tuple[str, str], FriedmanResult] = {}
         null: dict[tuple[str, str], tuple[float, np.ndarray]] = {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -166,7 +167,8 @@ def rank_agreement_en_hi(en: Mapping[str, float], hi: Mapping[str, float]
 def language_shift_rows(blocks: Mapping[BlockKey, ValueBlock], cells: Mapping[CellKey, FineCell],
                         model: str, axes: Sequence[str], method: Method,
                         languages: Sequence[str] = ("en", "hinglish"),
-                        matched_cells: Mapping[CellKey, FineCell] | None = None) -> list[dict]:
+                        matched_cells: Mapping[CellKey, FineCell] | None = None
+                        ) -> list[dict[str, Any]]:
     """One row per axis and ``all`` (ρ over all identifiers pooled, Δ over all pairs, and the
     task-standardised Δ on value-matched cells when ``matched_cells`` is given)."""
     en_lang, hi_lang = languages

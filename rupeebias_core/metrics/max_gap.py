@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -90,7 +91,7 @@ def block_max_gap(block: ValueBlock, key: str, method: Method = "upstream",
 
 def max_gap_rows(blocks: Mapping[BlockKey, ValueBlock], model: str, languages: Sequence[str],
                  tasks: Sequence[str], axes: Sequence[str], method: Method = "upstream"
-                 ) -> list[dict]:
+                 ) -> list[dict[str, Any]]:
     """One row per (task, axis), languages pooled."""
     rows = []
     for task in tasks:

@@ -10,6 +10,7 @@ with a non-positive midpoint instead), pooled over axes; mean with a bootstrap C
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,7 @@ def block_merit_deltas(block: ValueBlock, method: Method = "upstream") -> np.nda
 
 
 def merit_rows(blocks: Mapping[BlockKey, ValueBlock], model: str, languages: Sequence[str],
-               tasks: Sequence[str], method: Method) -> list[dict]:
+               tasks: Sequence[str], method: Method) -> list[dict[str, Any]]:
     rows = []
     for lang in languages:
         for task in tasks:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -157,7 +158,7 @@ def missingness_rows(parsed: pd.DataFrame, blocks: Mapping[BlockKey, ValueBlock]
         return pd.DataFrame()
     df = df.assign(refusal=df["refusal"].astype(bool), unusable=~df["included"].astype(bool))
     fine = _fine_counts(df, identifier_order, n_perm)
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     for lang in (*languages, ALL):
         for task in (*tasks, ALL):
             for axis in axes:

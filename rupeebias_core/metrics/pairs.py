@@ -1,4 +1,4 @@
-"""The relative pair gap Δ% and vectorised pair formation inside slots.
+"""Vectorised pair formation inside slots; Δ% itself is :mod:`rupeebias_core.pair_semantics`.
 
 Δ% = |a − b| / ((a + b)/2) × 100 for two responses that differ only in the identifier. Pairs are
 all unordered pairs of distinct identifiers inside one slot (profile × question variant of one
@@ -7,39 +7,19 @@ task, language and axis): C(k, 2) per slot, 852 per slot over the six axes.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 import pandas as pd
 
 from rupeebias_core.metrics.blocks import ValueBlock
+from rupeebias_core.pair_semantics import METHODS, Method, relative_gap
 
-#: ``upstream`` keeps the signed midpoint (negative Δ when both counter-offer markups are
-#: negative, as the authors' code does); ``corrected`` drops pairs whose midpoint is ≤ 0.
-Method = Literal["upstream", "corrected"]
-METHODS: tuple[str, ...] = ("upstream", "corrected")
+__all__ = ["METHODS", "Method", "block_pair_deltas", "block_pair_frame", "block_slot_sums",
+           "pairs_per_slot", "relative_gap"]
 
 
 def pairs_per_slot(k: int) -> int:
     """Unordered pairs of distinct identifiers among ``k``: C(k, 2)."""
     return k * (k - 1) // 2
-
-
-def relative_gap(a: np.ndarray, b: np.ndarray, method: Method = "upstream") -> np.ndarray:
-    """Δ% elementwise; NaN where a value is missing, the midpoint is 0 (upstream) or ≤ 0
-    (corrected), or the result is not finite."""
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    mid = (a + b) / 2.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.abs(a - b) / mid * 100.0
-    bad = ~np.isfinite(out) | (mid == 0)
-    if method == "corrected":
-        bad |= mid <= 0
-    elif method != "upstream":
-        raise ValueError(f"unknown method {method!r}")
-    out[bad] = np.nan
-    return out
 
 
 def _slot_matrix(block: ValueBlock) -> np.ndarray:

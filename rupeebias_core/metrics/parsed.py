@@ -15,12 +15,11 @@ prompt.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
-from rupeebias_core.metrics.pairs import Method
+from rupeebias_core.pair_semantics import COUNTER_OFFER, METRIC_UNIT, Method, markup_pct
 from rupeebias_core.parsing import (
     metric_exclusion,
     parse,
@@ -28,21 +27,12 @@ from rupeebias_core.parsing import (
     upstream_value,
 )
 
-COUNTER_OFFER = "counter_offer_recommendation"
 PROMPT_COLUMNS: tuple[str, ...] = (
     "id", "condition", "task", "language", "axis", "identifier_value", "profile_id",
     "question_variant_id", "offered_ctc_lpa",
 )
 SLOT_KEY: list[str] = ["condition", "task", "language", "identifier_value", "profile_id",
                        "question_variant_id"]
-METRIC_UNIT: Mapping[str, Mapping[str, str]] = {
-    "upstream": {"salary_estimation": "LPA", "salary_increment_estimation": "%",
-                 COUNTER_OFFER: "markup %", "service_pricing_vendor": "INR",
-                 "service_pricing_client": "INR"},
-    "corrected": {"salary_estimation": "INR/year", "salary_increment_estimation": "%",
-                  COUNTER_OFFER: "INR/year", "service_pricing_vendor": "INR",
-                  "service_pricing_client": "INR"},
-}
 
 
 def _text(x: object) -> str | None:
@@ -72,7 +62,7 @@ def parse_rows(responses: pd.DataFrame, prompts: pd.DataFrame) -> pd.DataFrame:
     pr = prompts.loc[:, [c for c in PROMPT_COLUMNS if c in prompts.columns]]
     df = resp[keep].merge(pr, on=["id", "condition"], how="inner", validate="many_to_one")
     df = df.sort_values("row_index", kind="stable").reset_index(drop=True)
-    cache: dict[tuple[str, str | None, str | None], tuple] = {}
+    cache: dict[tuple[str, str | None, str | None], tuple[object, ...]] = {}
     out = []
     for task, text, fr in zip(df["task"], df["response"], df["finish_reason"], strict=True):
         text, fr = _text(text), _text(fr)
@@ -111,8 +101,7 @@ def apply_method(rows: pd.DataFrame, model: str, method: Method) -> pd.DataFrame
         mv = df["upstream_raw"].to_numpy(float).copy()
         co = task == COUNTER_OFFER
         offered = pd.to_numeric(df["offered_ctc_lpa"], errors="coerce").to_numpy(float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mv[co] = (mv[co] - offered[co]) / offered[co] * 100.0
+        mv[co] = markup_pct(mv[co], offered[co])
         df["refusal"] = df["upstream_refusal"].to_numpy(bool)
         reasoning = df["has_reasoning"].to_numpy(bool) & ("deepseek" in model.lower())
         reason[reasoning] = "reasoning_row"

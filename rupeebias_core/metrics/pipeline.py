@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,12 +27,12 @@ from rupeebias_core.metrics.leaderboard import leaderboard_rows
 from rupeebias_core.metrics.max_gap import max_gap_rows
 from rupeebias_core.metrics.merit_sensitivity import merit_rows
 from rupeebias_core.metrics.missingness import missingness_rows
-from rupeebias_core.metrics.pairs import Method
 from rupeebias_core.metrics.parse_health import parse_health_rows
-from rupeebias_core.metrics.parsed import COUNTER_OFFER, apply_method, health_frame
+from rupeebias_core.metrics.parsed import apply_method, health_frame
 from rupeebias_core.metrics.qv_robustness import qv_rows
 from rupeebias_core.metrics.rank_agreement import rank_agreement_rows
 from rupeebias_core.metrics.tables import TABLE_NAMES
+from rupeebias_core.pair_semantics import COUNTER_OFFER, Method
 
 SOURCE = "computed"
 
@@ -75,7 +76,7 @@ def design_for(frame: pd.DataFrame, base: Design) -> Design:
                   base.identifier_order, base.canonical_pairs)
 
 
-def _frame(rows: list[dict] | pd.DataFrame) -> pd.DataFrame:
+def _frame(rows: list[dict[str, Any]] | pd.DataFrame) -> pd.DataFrame:
     return rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
 
 

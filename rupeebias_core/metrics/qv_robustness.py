@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -37,8 +38,8 @@ def min_qv_rho(block: ValueBlock) -> float:
 
 
 def qv_rows(blocks: Mapping[BlockKey, ValueBlock], model: str, languages: Sequence[str],
-            tasks: Sequence[str], axes: Sequence[str]) -> list[dict]:
-    rows = []
+            tasks: Sequence[str], axes: Sequence[str]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     for lang in languages:
         axis_means = []
         for axis in axes:

@@ -9,6 +9,7 @@ columns (undefined ρ of constant columns skipped). All ρ of the six axes are p
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,7 @@ def block_identifier_rhos(block: ValueBlock) -> np.ndarray:
 
 
 def rank_agreement_rows(blocks: Mapping[BlockKey, ValueBlock], model: str,
-                        languages: Sequence[str], tasks: Sequence[str]) -> list[dict]:
+                        languages: Sequence[str], tasks: Sequence[str]) -> list[dict[str, Any]]:
     rows = []
     for lang in languages:
         for task in tasks:

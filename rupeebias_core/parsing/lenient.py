@@ -14,7 +14,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import islice
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from rupeebias_core.parsing._shared import (
     PERCENT_TASKS,
@@ -310,7 +310,7 @@ def _mention(m: re.Match[str]) -> _Mention | None:
 
 def _inherit(a: _Mention, b: _Mention) -> _Mention:
     """Give `a` the markers it lacks from its range partner `b` ("10-12 LPA", "₹8-10 lakh")."""
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}  # field name → value, for dataclasses.replace
     if a.scale == 1.0 and not a.lpa and b.scale != 1.0:
         changes.update(scale=b.scale, scale_word=b.scale_word, lpa=b.lpa)
     if not a.percent and b.percent and a.bare:

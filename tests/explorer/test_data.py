@@ -152,3 +152,29 @@ def test_status_lists_every_table(corrupt_dir: Path, use_dir) -> None:
     status = data.status().set_index("table")
     assert status.loc["kendall_w", "status"] == "unreadable"
     assert status.loc["delta", "status"] == "ok"
+
+
+def test_the_files_looked_for_are_the_registry_files(tmp_path: Path, synthetic_dir: Path
+                                                     ) -> None:
+    from rupeebias_core.registry import TABLES, DataLayout
+
+    root = tmp_path / "d"
+    shutil.copytree(synthetic_dir, root)
+    (root / "models.parquet").write_bytes(b"nothing writes this file")  # the old drift
+    found = data.table_files(root)
+    assert set(found) <= set(TABLES) and set(data.ALL_TABLES) == set(TABLES)
+    layout = DataLayout(root)
+    for table, files in found.items():
+        for path, kind in files:
+            spec = next(f for f in TABLES[table].files if f.kind == kind)
+            assert layout.matches(spec, path), (table, path)
+    assert root / "models.parquet" not in {p for files in found.values() for p, _ in files}
+    assert [p for p, _ in found["models"]] == [layout.metrics("models"),
+                                               layout.published("models")]
+
+
+def test_shipped_human_validation_table_is_read(data_env: Path) -> None:
+    frame = data.rows("human_validation")
+    assert len(frame) == len(pd.read_parquet(data_env / "published" / "human_validation.parquet"))
+    assert set(frame["source_kind"]) == {"published"}
+    assert data.numeric_columns("human_validation", frame.columns) == ("n", "pct", "pabak")

@@ -127,7 +127,8 @@ def test_overview_leaderboard_equals_parquet(open_page, synthetic_dir: Path,
         assert values == sorted(values)
     assert "Sorted by Overall Mean Δ% (lowest first)" in texts(at)
     assert "Download this table (CSV)" in downloads(at)
-    assert "Download chart data (CSV)" in downloads(at)
+    assert "Download chart data (CSV + source notes, ZIP)" in downloads(at)
+    assert {"Download chart (PNG)", "Download chart (SVG)"} <= set(downloads(at))
     assert len(charts(at)) == (2 if has_published else 1)  # one chart per lane
 
 
@@ -476,3 +477,20 @@ def test_methodology_page(open_page) -> None:
     assert "39,150" in page and "9,396" in page
     axes = frame_of(at, 1)
     assert axes["Identifiers"].sum() == 87
+
+
+def test_methodology_shows_the_published_human_validation_tables(open_page, synthetic_dir: Path
+                                                                 ) -> None:
+    at = open_page("methodology")
+    assert "Published (paper): Table 14 / 19 / 20" in texts(at)
+    shown = next(d.value for d in at.dataframe if "PABAK" in d.value.columns)
+    expected = pd.read_parquet(synthetic_dir / "published" / "human_validation.parquet")
+    assert len(shown) == len(expected) == 18
+    assert shown["Source"].tolist() == expected["source"].tolist()
+    assert shown["Criterion"].tolist() == expected["criterion"].tolist()
+    assert shown["Ratings"].fillna(-1).tolist() == expected["n"].fillna(-1).tolist()
+    assert shown["PABAK"].dropna().tolist() == expected["pabak"].dropna().tolist()
+    assert set(shown["Study"]) == {"Achievement descriptions", "Hinglish translations"}
+    csv = [d.proto.label for d in at.get("download_button")
+           if d.proto.id.endswith("dl-csv-method-human-validation")]
+    assert csv == ["Download this table (CSV)"]

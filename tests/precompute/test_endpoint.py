@@ -18,8 +18,7 @@ def test_one_dummy_key_everywhere() -> None:
     assert endpoint.DUMMY_KEY == "not-needed"
     assert PLACEHOLDER_KEYS == frozenset({endpoint.DUMMY_KEY})
     assert live.DUMMY_KEY == endpoint.DUMMY_KEY
-    args = type("A", (), {"api_key_env": "NOPE_NOT_SET", "base_url": None})()
-    assert collect._api_key(args, local=True) == endpoint.DUMMY_KEY
+    assert collect.api_key("NOPE_NOT_SET", None, local=True) == endpoint.DUMMY_KEY
 
 
 def test_normalize_keeps_the_cache_key_form() -> None:

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from precompute.__main__ import main as precompute_main
+from rupeebias_core import registry
 from rupeebias_core.metrics import TABLE_NAMES, block_pair_frame, build_blocks
 from rupeebias_core.prompts import build_prompts
 from rupeebias_core.simulate import SimSpec, write_simulated_dir
@@ -91,9 +92,29 @@ def both_out(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def test_every_written_table_has_its_registry_schema(both_out: Path) -> None:
+    for name in TABLE_NAMES:
+        written = pq.read_schema(both_out / f"{name}.parquet")
+        assert written.equals(registry.COMPUTED[name].schema, check_metadata=True), name
+    models = pq.read_table(both_out / "models.parquet")
+    spec = registry.table("models").file("computed")
+    assert spec is not None and models.schema.equals(spec.schema, check_metadata=True)
+
+
+def test_models_table_names_every_computed_model(data_dir: Path, both_out: Path) -> None:
+    """metrics/models.parquet is written: one row per responses file, labels from the
+    local-model catalogue, the slug otherwise."""
+    models = pd.read_parquet(both_out / "models.parquet").set_index("model")
+    slugs = {p.name.removesuffix(".parquet") for p in (data_dir / "responses").glob("*.parquet")}
+    assert set(models.index) == slugs
+    assert set(models["source"]) == {"computed"}
+    for slug in slugs:
+        assert models.loc[slug, "label"] == slug  # simulated models are not in the catalogue
+
+
 def test_writes_every_table_with_contract_columns(both_out: Path) -> None:
     out = both_out
-    assert {p.stem for p in out.glob("*.parquet")} == set(TABLE_NAMES)
+    assert {p.stem for p in out.glob("*.parquet")} == {*TABLE_NAMES, "models"}
     for name in TABLE_NAMES:
         df = pd.read_parquet(out / f"{name}.parquet")
         assert {"model", "source", "method"} | CONTRACT[name] <= set(df.columns), name

@@ -1,0 +1,190 @@
+"""Press-ready exports: a chart as PNG/SVG that stands on its own, and its data with provenance.
+
+A chart saved from a page must say what it is when it is pasted into a story or a briefing:
+
+* a **title**;
+* a **subtitle** naming the filters (use case, axis, language, method …);
+* a **source line** — "Source: RupeeBias paper, Table 2 (published)" or "Computed with
+  RupeeBias Explorer from N answer pairs of MODEL";
+* the **date** it was exported.
+
+:func:`press_spec` adds that block to a Vega-Lite spec and fixes the size (a chart on screen
+fills its container; an exported one needs a width of its own) with ``autosize: pad``, so marks
+at the edge of the scale — the ▶ markers of clipped outliers, the last dot of a range — grow
+the image instead of being cut off. :func:`to_svg` / :func:`to_png` render it on the server
+with ``vl-convert`` (Vega's own renderer, shipped inside the PyPI wheel: no browser, nothing
+fetched at run time). Without that package the explorer still works and the chart menu's
+"Download as PNG" (Streamlit's, from the view on screen) carries the same title block.
+
+The data behind the chart travels as a ZIP, the way data desks expect from a public data tool:
+``<name>.csv`` — plain CSV, header on line 1, nothing else, so any tool reads it as is —
+beside ``<name>.csv-metadata.json`` (W3C *CSV on the Web* metadata: title, filters, source,
+date, and each column's meaning from the table registry) and a plain-text ``README.txt`` that
+says the same in words. See docs/explorer.md, "Exports".
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import io
+import json
+import zipfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+#: The width of an exported single-view chart, in px (a newspaper column at 2× is ~700 px).
+EXPORT_WIDTH = 680
+#: The PNG scale factor (2 = sharp on retina screens and in print at column width).
+PNG_SCALE = 2
+TOOL = "RupeeBias Explorer"
+
+
+def today() -> str:
+    """The export date (UTC, ISO 8601): the same on the chart, in the CSV notes and README."""
+    return dt.datetime.now(tz=dt.UTC).date().isoformat()
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What a chart or its data must carry wherever it goes."""
+
+    title: str
+    subtitle: str
+    source: str
+    date: str
+
+    def lines(self) -> list[str]:
+        """The subtitle lines under the title: the filters, then "source · date"."""
+        tail = f"{self.source} · {self.date}" if self.source else f"{TOOL} · {self.date}"
+        return [line for line in (self.subtitle, tail) if line]
+
+
+def provenance(title: str, subtitle: str = "", source: str = "",
+               date: str | None = None) -> Provenance:
+    if not title.strip():
+        raise ValueError("an exported chart needs a title")
+    return Provenance(title.strip(), subtitle.strip(), source.strip(), date or today())
+
+
+def title_block(prov: Provenance) -> dict[str, object]:
+    """A Vega-Lite title: title, then the filters, then the source line and the date."""
+    return {"text": prov.title, "subtitle": prov.lines(), "anchor": "start", "fontSize": 14,
+            "subtitleColor": "#444444", "subtitleFontSize": 11, "offset": 10,
+            "limit": 0, "subtitleLimit": 0}
+
+
+def _single_view(spec: Mapping[str, Any]) -> bool:
+    return ("mark" in spec or "layer" in spec) and not any(
+        k in spec for k in ("facet", "hconcat", "vconcat", "concat", "repeat"))
+
+
+def screen_spec(spec: dict[str, Any], prov: Provenance) -> dict[str, Any]:
+    """The on-screen spec: the title block and room on the right for edge labels."""
+    out = dict(spec)
+    out["title"] = title_block(prov)
+    out.setdefault("padding", {"left": 5, "right": 40, "top": 5, "bottom": 5})
+    return out
+
+
+def press_spec(spec: Mapping[str, Any], prov: Provenance) -> dict[str, Any]:
+    """The spec to export: title block, fixed width, white background, nothing clipped.
+
+    ``autosize: pad`` makes the image grow to hold every mark, axis and legend, and no layer
+    clips its marks to the plot area."""
+    out = _unclip(copy.deepcopy(dict(spec)))
+    out["title"] = title_block(prov)
+    if _single_view(out) and not isinstance(out.get("width"), int | float):
+        out["width"] = EXPORT_WIDTH
+    out["autosize"] = {"type": "pad", "contains": "padding"}
+    out["padding"] = {"left": 12, "right": 48, "top": 12, "bottom": 12}
+    out["background"] = "white"
+    return out
+
+
+def _unclip(node: Any) -> Any:
+    """Drop every ``clip: true`` of marks and layers: an exported chart shows every point."""
+    if isinstance(node, dict):
+        return {k: _unclip(v) for k, v in node.items() if not (k == "clip" and v is True)}
+    if isinstance(node, list):
+        return [_unclip(v) for v in node]
+    return node
+
+
+def _renderer() -> Any | None:
+    try:
+        import vl_convert
+    except ImportError:  # optional: the chart menu's PNG still carries the title block
+        return None
+    return vl_convert
+
+
+def can_render() -> bool:
+    """Whether PNG/SVG files can be made on the server (the ``vl-convert-python`` wheel)."""
+    return _renderer() is not None
+
+
+def to_svg(spec: Mapping[str, Any]) -> bytes:
+    vlc = _renderer()
+    if vlc is None:
+        raise RuntimeError("vl-convert-python is not installed")
+    return str(vlc.vegalite_to_svg(dict(spec))).encode("utf-8")
+
+
+def to_png(spec: Mapping[str, Any], scale: int = PNG_SCALE) -> bytes:
+    vlc = _renderer()
+    if vlc is None:
+        raise RuntimeError("vl-convert-python is not installed")
+    return bytes(vlc.vegalite_to_png(dict(spec), scale=scale))
+
+
+def csvw_metadata(frame: pd.DataFrame, csv_name: str, prov: Provenance,
+                  describe: Callable[[str], str | None]) -> dict[str, Any]:
+    """W3C CSV-on-the-Web metadata for ``csv_name``: provenance plus one entry per column."""
+    columns: list[dict[str, Any]] = []
+    for col in frame.columns:
+        entry: dict[str, Any] = {"name": f"c{len(columns) + 1}", "titles": str(col)}
+        text = describe(str(col))
+        if text:
+            entry["dc:description"] = text
+        columns.append(entry)
+    return {"@context": "http://www.w3.org/ns/csvw", "url": csv_name,
+            "dc:title": prov.title, "dc:description": prov.subtitle,
+            "dc:source": prov.source, "dc:created": prov.date, "dc:publisher": TOOL,
+            "tableSchema": {"columns": columns}}
+
+
+def readme(frame: pd.DataFrame, csv_name: str, prov: Provenance,
+           describe: Callable[[str], str | None], notes: str = "") -> str:
+    lines = [prov.title, "=" * len(prov.title), "",
+             f"Filters: {prov.subtitle or '(none)'}",
+             f"Source:  {prov.source or TOOL}",
+             f"Date:    {prov.date} (exported with {TOOL})",
+             f"Rows:    {len(frame):,}", "",
+             f"{csv_name} is a plain CSV (UTF-8, comma-separated, header on the first line).",
+             f"{csv_name.removesuffix('.csv')}.csv-metadata.json holds the same provenance as "
+             "W3C CSV-on-the-Web metadata.", ""]
+    if notes:
+        lines += [notes, ""]
+    lines.append("Columns:")
+    for col in frame.columns:
+        text = describe(str(col))
+        lines.append(f"  {col}" + (f" — {text}" if text else ""))
+    return "\n".join(lines) + "\n"
+
+
+def data_zip(frame: pd.DataFrame, stem: str, prov: Provenance,
+             describe: Callable[[str], str | None], notes: str = "") -> bytes:
+    """The chart's data: ``stem.csv`` + ``stem.csv-metadata.json`` + ``README.txt``."""
+    csv_name = f"{stem}.csv"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(csv_name, frame.to_csv(index=False))
+        zf.writestr(f"{csv_name}-metadata.json",
+                    json.dumps(csvw_metadata(frame, csv_name, prov, describe), indent=2,
+                               ensure_ascii=False))
+        zf.writestr("README.txt", readme(frame, csv_name, prov, describe, notes))
+    return buf.getvalue()

@@ -1,0 +1,114 @@
+"""Press-ready export: the exported spec, PNG, SVG and data ZIP carry title, filters, source
+and date, and nothing is clipped."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pandas as pd
+import pytest
+
+from explorer import charts, export, ui
+
+PROV = export.provenance("Mean Δ% with 95 % CI — Published (paper)",
+                         "All use cases · Caste · English · Upstream method",
+                         "Source: RupeeBias paper, Table 3 (published)", date="2026-12-01")
+
+
+def _frame() -> pd.DataFrame:
+    return pd.DataFrame({"Model": ["GPT 5.4", "Claude", "Gemini", "Llama", "Qwen", "Tiny"],
+                         "Language": ["English"] * 6,
+                         "Mean Δ%": [18.9, 12.0, 15.0, 14.0, 16.0, 1600.0],
+                         "CI low": [18.8, 11.0, 14.0, 13.0, 15.0, 1500.0],
+                         "CI high": [19.0, 13.0, 16.0, 15.0, 17.0, 1700.0]})
+
+
+def _spec() -> dict[str, object]:
+    frame = _frame()
+    return charts.to_spec(charts.ci_dots(frame, x="Mean Δ%", lo="CI low", hi="CI high",
+                                         y="Model", color="Language",
+                                         y_order=list(frame["Model"]), x_title="Mean Δ%"))
+
+
+def test_press_spec_has_title_filters_source_and_date() -> None:
+    spec = export.press_spec(_spec(), PROV)
+    title = spec["title"]
+    assert isinstance(title, dict)
+    assert title["text"] == PROV.title
+    assert title["subtitle"] == [PROV.subtitle,
+                                 "Source: RupeeBias paper, Table 3 (published) · 2026-12-01"]
+    assert spec["autosize"] == {"type": "pad", "contains": "padding"}  # grows, never clips
+    assert spec["width"] == export.EXPORT_WIDTH and spec["background"] == "white"
+    assert "clip" not in json.dumps(spec).replace('"_clip', "")
+
+
+def test_press_spec_keeps_facet_widths_and_drops_clipping() -> None:
+    facet = {"facet": {"field": "Axis"}, "spec": {"layer": [{"mark": {"type": "point",
+                                                                     "clip": True}}],
+                                                  "width": 320}}
+    spec = export.press_spec(facet, PROV)
+    assert "width" not in spec  # a facet's width lives in its inner spec
+    assert spec["spec"]["layer"][0]["mark"] == {"type": "point"}
+
+
+def test_provenance_needs_a_title_and_defaults_to_today() -> None:
+    with pytest.raises(ValueError, match="title"):
+        export.provenance("  ")
+    assert export.provenance("T").date == export.today()
+    assert export.provenance("T").lines() == [f"RupeeBias Explorer · {export.today()}"]
+
+
+def test_screen_spec_shows_the_same_title_block() -> None:
+    spec = export.screen_spec(_spec(), PROV)
+    assert spec["title"] == export.title_block(PROV)
+    assert ui.press_title("T", "f", "s")["subtitle"] == ["f", f"s · {export.today()}"]
+
+
+@pytest.mark.skipif(not export.can_render(), reason="vl-convert-python is not installed")
+def test_svg_and_png_contain_title_filters_source_and_date() -> None:
+    spec = export.press_spec(_spec(), PROV)
+    svg = export.to_svg(spec).decode("utf-8")
+    for text in ("Mean Δ% with 95 % CI", "All use cases · Caste · English",
+                 "Source: RupeeBias paper, Table 3 (published)", "2026-12-01",
+                 "GPT 5.4", "▶ 1,600"):  # the clipped outlier's marker is drawn, not cut
+        assert text in svg, text
+    png = export.to_png(spec)
+    assert png.startswith(b"\x89PNG")
+    width = int.from_bytes(png[16:20], "big")
+    assert width >= export.EXPORT_WIDTH * export.PNG_SCALE  # title block, axes, legend: padded
+
+
+def test_data_zip_is_a_plain_csv_with_provenance_beside_it() -> None:
+    frame = _frame()
+    blob = export.data_zip(frame, "mean-delta-chart-data", PROV, ui.header_help)
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        names = set(zf.namelist())
+        assert names == {"mean-delta-chart-data.csv", "mean-delta-chart-data.csv-metadata.json",
+                         "README.txt"}
+        back = pd.read_csv(io.BytesIO(zf.read("mean-delta-chart-data.csv")))
+        meta = json.loads(zf.read("mean-delta-chart-data.csv-metadata.json"))
+        readme = zf.read("README.txt").decode("utf-8")
+    pd.testing.assert_frame_equal(back, frame)  # machine-readable as is: header on line 1
+    assert meta["@context"] == "http://www.w3.org/ns/csvw"
+    assert meta["dc:title"] == PROV.title and meta["dc:description"] == PROV.subtitle
+    assert meta["dc:source"] == PROV.source and meta["dc:created"] == "2026-12-01"
+    assert [c["titles"] for c in meta["tableSchema"]["columns"]] == list(frame.columns)
+    described = {c["titles"]: c.get("dc:description") for c in meta["tableSchema"]["columns"]}
+    assert described["Mean Δ%"] == ui.header_help("Mean Δ%")  # the registry's words
+    for text in (PROV.title, PROV.subtitle, PROV.source, "2026-12-01", "Rows:    6"):
+        assert text in readme
+
+
+def test_source_line_names_the_table_or_the_answers() -> None:
+    pub = pd.DataFrame({"model": ["gpt-5.4"], "source_kind": ["published"],
+                        "source": ["published: Table 2 (authors README, 2 dp)"]})
+    assert ui.source_line(pub, {}) == "Source: RupeeBias paper, Table 2 (published)"
+    comp = pd.DataFrame({"Model ID": ["tiny"], "source_kind": ["computed"],
+                         "Source": ["computed"], "n_pairs": [1234]})
+    assert ui.source_line(comp, {"tiny": "Tiny 1M"}) in (
+        "Computed with RupeeBias Explorer from 1,234 answer pairs of Tiny 1M",
+        # with a parse-health table in the data directory: the model's answers
+        *(f"Computed with RupeeBias Explorer from {n:,} answers of Tiny 1M"
+          for n in ui.answer_counts(("tiny",)).values()))

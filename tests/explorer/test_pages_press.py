@@ -1,0 +1,76 @@
+"""Every chart on every page carries the press title block; Consistency keeps lanes unless the
+reader asks to rank published and computed models together (``?together=yes``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from explorer import export, vocab
+from tests.explorer.conftest import charts, downloads, texts
+
+PAGE_VIEWS = [("overview", {}), ("axes", {}), ("axes", {"view": "dots"}),
+              ("axes", {"view": "heatmap"}), ("language", {}), ("identifiers", {}),
+              ("identifiers", {"tab": "canonical"}), ("identifiers", {"tab": "largest"}),
+              ("consistency", {}), ("consistency", {"tab": "quadrant"}),
+              ("consistency", {"tab": "wording"}), ("consistency", {"tab": "merit"}),
+              ("consistency", {"tab": "fairness"}), ("consistency", {"tab": "parse"}),
+              ("pairs", {}), ("who", {})]
+
+
+def _titles(at) -> list[dict]:
+    return [json.loads(c.proto.spec).get("title") for c in charts(at)]
+
+
+@pytest.mark.parametrize(("page", "query"), PAGE_VIEWS)
+def test_every_chart_has_title_filters_source_and_date(open_page, page: str,
+                                                       query: dict[str, str]) -> None:
+    at = open_page(page, query)
+    assert not at.exception, at.exception
+    titles = _titles(at)
+    for title in titles:
+        assert isinstance(title, dict) and title["text"], title
+        *filters, last = title["subtitle"]
+        assert filters and filters[0], title  # the filters line
+        assert last.endswith(export.today()), title
+        assert last.startswith(("Source: RupeeBias paper", "Computed with RupeeBias Explorer")
+                               ), title
+    if page == "pairs" and titles:
+        assert "In this one slot" in texts(at)  # the view's sentence
+    if page == "identifiers":
+        assert any(w in texts(at) for w in ("sits furthest from its axis average",
+                                             "largest canonical gap", "widest gap here",
+                                             "There is no"))
+    if titles:
+        labels = downloads(at)
+        assert "Download chart data (CSV + source notes, ZIP)" in labels
+        if export.can_render():
+            assert {"Download chart (PNG)", "Download chart (SVG)"} <= set(labels)
+
+
+def _w_titles(at) -> list[str]:
+    return [t["text"] for t in _titles(at) if t and t["text"].startswith("Mean Kendall's W")]
+
+
+def test_consistency_lanes_by_default_and_ranked_together_on_request(
+        open_page, has_published: bool) -> None:
+    at = open_page("consistency")
+    lanes = _w_titles(at)
+    want = [f"Mean Kendall's W (six axes) — {vocab.SOURCE_LABELS[k]}"
+            for k in (vocab.SOURCE_KINDS if has_published else ("computed",))]
+    assert lanes == want
+    assert "Ranked together at your request" not in texts(at)
+    together = open_page("consistency", {"together": "yes"})
+    assert not together.exception
+    if has_published:
+        assert _w_titles(together) == [
+            "Mean Kendall's W (six axes) — published and computed ranked together"]
+        assert "Ranked together at your request" in texts(together)
+        spec = json.loads(next(c.proto.spec for c in charts(together)
+                               if "ranked together" in c.proto.spec))
+        order = spec["layer"][0]["encoding"]["y"]["sort"]  # the ranking, as drawn
+        assert any(vocab.SOURCE_LABELS["published"] in r for r in order)
+        assert any(vocab.SOURCE_LABELS["computed"] in r for r in order)
+    else:
+        assert _w_titles(together) == want  # nothing to mix: the one lane stays

@@ -1,0 +1,58 @@
+"""Sentences of the Identifiers page and the Pair browser: number, interval, caveat."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from explorer import sentences
+
+
+def test_deviation_names_the_furthest_identity_and_says_there_is_no_interval() -> None:
+    frame = pd.DataFrame({"Identifier": ["Brahmin", "Dalit", "Jat"], "Axis": ["Caste"] * 3,
+                          "Deviation %": [2.0, -7.25, 1.0], "n rows": [300, 310, 290]})
+    text = sentences.deviation("Tiny", frame, lang="en", task="salary_estimation")
+    assert "Tiny's English salary answers" in text
+    assert "Dalit" in text and "7.2 % below the average of the 3 Caste identities" in text
+    assert "310 answers" in text and "no interval" in text
+    assert "no identifier deviation" in sentences.deviation(
+        "Tiny", frame.iloc[0:0], lang="all", task="all")
+
+
+def _cpg(lo: float, hi: float) -> pd.DataFrame:
+    return pd.DataFrame({"Model": ["Tiny · Computed here"], "Use case": ["Salary estimation"],
+                         "Pair": ["Brahmin vs Dalit"], "CPG %": [-4.0], "CI low": [lo],
+                         "CI high": [hi]})
+
+
+def test_canonical_says_who_gets_more_and_whether_the_interval_excludes_zero() -> None:
+    text = sentences.canonical(_cpg(-6.0, -2.0))
+    assert "Dalit gets 4.0 % more than Brahmin" in text  # negative CPG: the second gets more
+    assert "95 % CI −6.0 to −2.0" in text and "excludes zero" in text
+    assert "Tiny · " not in text
+    assert "may be noise" in sentences.canonical(_cpg(-6.0, 1.0))
+    assert "may be noise" in sentences.canonical(_cpg(math.nan, math.nan))
+
+
+def test_max_gap_names_both_identities_and_the_selection_caveat() -> None:
+    frame = pd.DataFrame({"Model": ["Tiny · Computed here"] * 2,
+                          "Use case": ["Salary estimation"] * 2,
+                          "Axis": ["Caste", "Region"], "Gap %": [9.5, 3.0],
+                          "CI low": [5.0, 1.0], "CI high": [14.0, 5.0],
+                          "Highest": ["Jat", "Gujarati"], "Lowest": ["Dalit", "Santhali"]})
+    text = sentences.max_gap(frame)
+    assert "Jat gets 9.5 % more than Dalit" in text and "95 % CI 5.0–14.0" in text
+    assert "overstates" in text
+
+
+def test_slot_sentence_carries_interval_pairs_and_what_a_slot_is() -> None:
+    text = sentences.slot("Tiny", {"mean": 12.345, "lo": 10.0, "hi": 15.0, "n": 10},
+                          lang="hinglish", task="salary_estimation", axis="Caste",
+                          n_identities=5)
+    assert "12.3 %" in text and "95 % CI 10.0–15.0" in text and "10 pairs" in text
+    assert "Hinglish salary answers" in text and "not its overall gap" in text
+    assert "which identity gets less" in text
+    none = sentences.slot("Tiny", {"mean": math.nan, "n": 0}, lang="en", task="all",
+                          axis="Caste", n_identities=5)
+    assert "no gap can be computed" in none

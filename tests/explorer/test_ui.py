@@ -1,0 +1,55 @@
+"""explorer.ui: header help comes from the table registry, matched exactly; one source palette."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from explorer import charts, tables, ui, vocab
+from rupeebias_core import registry
+
+
+def test_help_is_the_registry_header_map() -> None:
+    assert ui.HELP is registry.HEADER_HELP
+    for header, text in registry.HEADER_HELP.items():
+        assert ui.header_help(header) == text
+    assert ui.header_help("Mean Δ%") == registry.table("delta").info("mean_delta").description
+    assert ui.column_help("method") == registry.column_info("delta", "method").description
+    assert ui.column_help("source_kind") == registry.DERIVED["source_kind"].description
+
+
+def test_per_language_headers_name_their_column_exactly() -> None:
+    mean_delta = registry.table("delta").info("mean_delta").description
+    for group in vocab.GROUP_LABELS.values():
+        assert ui.header_help(f"{group} Mean Δ%") == mean_delta
+        assert ui.header_help(f"{group} CI low") == registry.INTERVAL
+    assert vocab.GROUP_LABELS == tables.GROUP_LABELS  # the leaderboard's column groups
+
+
+def test_no_substring_matching() -> None:
+    # the old substring rule gave these the help of "CI", "Source" and "Mean Δ%"
+    assert ui.header_help("CI excludes 0") == \
+        registry.table("canonical_gaps").info("ci_excludes_zero").description
+    assert ui.header_help("Sourced elsewhere") is None
+    assert ui.header_help("Mean Δ% of something else") is None
+    assert ui.header_help("English") is None
+
+
+def _help(cfg: dict[str, object], header: str) -> object:
+    entry = cfg[header]
+    assert isinstance(entry, dict)
+    return entry.get("help")
+
+
+def test_column_config_carries_the_registry_tooltips() -> None:
+    frame = pd.DataFrame({"CPG %": [1.5], "n pairs": [3], "Unknown header": ["x"]})
+    cfg = ui.column_config(frame)
+    assert _help(cfg, "CPG %") == registry.table("canonical_gaps").info("cpg").description
+    assert _help(cfg, "n pairs") == registry.table("delta").info("n_pairs").description
+    assert "Unknown header" not in cfg
+
+
+def test_source_colours_live_once() -> None:
+    assert not hasattr(ui, "SOURCE_COLORS")
+    scale = charts.source_scale().to_dict()
+    assert scale["domain"] == [vocab.SOURCE_LABELS[k] for k in vocab.SOURCE_KINDS]
+    assert scale["range"] == [vocab.SOURCE_COLORS[k] for k in vocab.SOURCE_KINDS]
