@@ -9,7 +9,7 @@ with their ``source``, and every gap keeps its CI and n columns.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -257,6 +257,13 @@ def quadrant(delta_cells: pd.DataFrame, w_rows: pd.DataFrame, models: pd.DataFra
         "Weights": both["model"].map(lambda m: weights.get(m, "unknown")),
         "Model ID": both["model"]})
     return out[cols].reset_index(drop=True)
+
+
+def model_row_label(model: str, kind: str, labels: Mapping[str, str]) -> str:
+    """``Claude Opus 4.7 · Published (paper)``: a model's row name with its source; the
+    all-models row (:data:`vocab.ALL`) is the axis mean."""
+    name = "Axis mean (all models)" if model == vocab.ALL else labels.get(model, model)
+    return f"{name} · {vocab.SOURCE_LABELS[kind]}"
 
 
 def pair_gaps(slot: pd.DataFrame, method: Method = "upstream") -> pd.DataFrame:

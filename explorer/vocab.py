@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from precompute.endpoint import local_model_id
 from rupeebias_core import benchmark as bm
+from rupeebias_core import pair_semantics
 
 TASKS: tuple[str, ...] = bm.TASKS
 LANGUAGES: tuple[str, ...] = bm.LANGUAGES
@@ -107,7 +108,7 @@ SOURCE_LABELS: MappingProxyType[str, str] = MappingProxyType(
 SOURCE_COLORS: MappingProxyType[str, str] = MappingProxyType(
     {"published": "#0072B2", "computed": "#E69F00"}
 )
-METHODS: tuple[str, ...] = ("upstream", "corrected")
+METHODS: tuple[str, ...] = pair_semantics.METHODS
 METHOD_LABELS: MappingProxyType[str, str] = MappingProxyType(
     {"upstream": "Authors' method (upstream)", "corrected": "Corrected method"}
 )

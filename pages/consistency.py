@@ -50,9 +50,7 @@ ui.jargon("Kendall's W", "Mean Δ%", "Spearman ρ")
 
 
 def row_label(model: str, kind: str) -> str:
-    if model == vocab.ALL:
-        return "Axis mean (all models) · " + vocab.SOURCE_LABELS[kind]
-    return f"{labels.get(model, model)} · {vocab.SOURCE_LABELS[kind]}"
+    return tables.model_row_label(model, kind, labels)
 
 
 TOGETHER_NOTE = ("**Ranked together at your request.** Published numbers come from the paper's "

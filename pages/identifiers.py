@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer import charts, data, filters, sentences, ui, vocab
+from explorer import charts, data, filters, sentences, tables, ui, vocab
 from explorer.state import PageState, Param
 
 PAGE = "identifiers"
@@ -88,7 +88,7 @@ def model_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def _model_row(model: str, kind: str) -> str:
-    return f"{labels.get(model, model)} · {vocab.SOURCE_LABELS[kind]}"
+    return tables.model_row_label(model, kind, labels)
 
 
 # ---- 1. deviation from the axis mean -------------------------------------------------------

@@ -29,11 +29,11 @@ import pyarrow as pa
 from precompute.client import utc_now_iso
 from precompute.manifest import environment, sha256_text, write_manifest
 from precompute.parquet_io import write_table
+from rupeebias_core import benchmark as bm
 from rupeebias_core.registry import RESPONSES, DataLayout
 
-TASKS = ("salary_estimation", "salary_increment_estimation", "counter_offer_recommendation",
-         "service_pricing_vendor", "service_pricing_client")
-LANGS = ("en", "hinglish")
+TASKS = bm.TASKS
+LANGS = bm.LANGUAGES
 EXCLUDE = ("smoke_test", "_revalidated", "implicit")
 ERROR_PREFIXES = ("ERROR:", "TIMEOUT:")
 MAX_LISTED = 50

@@ -20,14 +20,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rupeebias_core import benchmark as bm
 from rupeebias_core.registry import PUBLISHED, DataLayout
 
 SRC_DIR = Path(__file__).resolve().parent / "published_src"
 DEFAULT_OUT = DataLayout(Path(__file__).resolve().parents[1] / "data").published_dir
 
 METHOD = "upstream"
-LANGUAGES = ("en", "hinglish", "all")
-AXES = ("Religion", "Caste", "Region", "Gender", "Disability", "Urban/Rural")
+LANGUAGES = (*bm.LANGUAGES, "all")
+AXES = bm.AXES
 SARVAM = "sarvam-105b"
 SARVAM_NOTE = (
     "pools 4 of 5 use cases: no salary_increment_estimation runs in the authors' data "

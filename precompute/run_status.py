@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from precompute import local_models
 from rupeebias_core.benchmark import (
     CONDITIONS,
     LANGUAGES,
@@ -238,7 +239,8 @@ def read_block(text: str, slug: str) -> str:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, default=Path("data"), help="data folder")
-    parser.add_argument("--slug", default="smollm2-135m-instruct", help="model slug")
+    parser.add_argument("--slug", default=local_models.DEFAULT.slug,
+                        help="model slug (default: the bundled model)")
     parser.add_argument("--write-doc", type=Path, default=None, metavar="MARKDOWN",
                         help="replace the run-status block of this file (between its "
                              "<!-- run-status:SLUG:start/end --> markers)")
