@@ -18,6 +18,7 @@ sys.path.insert(0, str(REPO))
 
 from precompute import local_models  # noqa: E402
 from rupeebias_core.metrics.parsed import parse_rows  # noqa: E402
+from rupeebias_core.registry import DataLayout  # noqa: E402
 
 
 def main() -> int:
@@ -25,8 +26,9 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=REPO / "data")
     ap.add_argument("--model", default=local_models.DEFAULT.slug)
     args = ap.parse_args()
-    prompts = pd.read_parquet(args.data / "prompts.parquet")
-    resp = pd.read_parquet(args.data / "responses" / f"{args.model}.parquet")
+    layout = DataLayout(args.data)
+    prompts = pd.read_parquet(layout.prompts)
+    resp = pd.read_parquet(layout.responses(args.model))
     rows = parse_rows(resp, prompts)
     r = rows[rows["condition"] == "standard"].join(
         prompts.set_index(["id", "condition"])[["cgpa", "current_ctc_lpa", "experience_years",

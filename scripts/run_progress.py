@@ -62,8 +62,9 @@ def save(run: Path, slug: str, folder: Path) -> int:
     """Write the run's finished answers that no earlier increment holds; returns their count."""
     with tempfile.TemporaryDirectory() as tmp:
         consistent_copy(run, slug, Path(tmp))
-        table = pq.read_table(Path(tmp) / f"{slug}.parquet")
-        manifest = json.loads((Path(tmp) / f"{slug}.manifest.json").read_text("utf-8"))
+        copied = DataLayout(Path(tmp))
+        table = pq.read_table(copied.responses(slug))
+        manifest = json.loads(copied.manifest(slug).read_text("utf-8"))
     table = table.filter(pc.is_in(table.column("status"), value_set=pa.array(FINISHED)))
     have = load_parts(folder)
     if have is not None:

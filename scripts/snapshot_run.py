@@ -27,25 +27,27 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from precompute import local_models  # noqa: E402
+from rupeebias_core.registry import DataLayout  # noqa: E402
 
 
 def consistent_copy(run: Path, slug: str, dest: Path, attempts: int = 20) -> int:
-    """Copy <slug>.parquet and its manifest from run/responses to dest when they agree."""
-    src = run / "responses"
+    """Copy <slug>.parquet and its manifest from the run's data dir into the data dir ``dest``
+    when they agree."""
+    src, out = DataLayout(run), DataLayout(dest)
     for _ in range(attempts):
         with tempfile.TemporaryDirectory() as tmp:
             parquet, manifest = Path(tmp) / "p", Path(tmp) / "m"
-            shutil.copyfile(src / f"{slug}.manifest.json", manifest)
-            shutil.copyfile(src / f"{slug}.parquet", parquet)
+            shutil.copyfile(src.manifest(slug), manifest)
+            shutil.copyfile(src.responses(slug), parquet)
             claimed = json.loads(manifest.read_text())["counts"]["rows_in_parquet"]
             rows = pq.ParquetFile(parquet).metadata.num_rows
             if claimed == rows:
-                dest.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(parquet, dest / f"{slug}.parquet")
-                shutil.copyfile(manifest, dest / f"{slug}.manifest.json")
+                out.responses_dir.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(parquet, out.responses(slug))
+                shutil.copyfile(manifest, out.manifest(slug))
                 return rows
         time.sleep(1.0)  # caught between the Parquet and the manifest write: try again
-    raise SystemExit(f"error: {src} never held a matching Parquet and manifest")
+    raise SystemExit(f"error: {src.responses_dir} never held a matching Parquet and manifest")
 
 
 def main() -> int:
@@ -54,7 +56,7 @@ def main() -> int:
     ap.add_argument("--slug", default=local_models.DEFAULT.slug)
     args = ap.parse_args()
     data = REPO / "data"
-    rows = consistent_copy(args.run, args.slug, data / "responses")
+    rows = consistent_copy(args.run, args.slug, data)
     print(f"copied {rows:,} rows", file=sys.stderr)
     py = sys.executable
     for cmd in (["metrics", "--data", str(data), "--method", "both"],
