@@ -1,9 +1,12 @@
-"""One way to start the app for the browser tests: a real `streamlit run` on a free loopback
-port, waited for on /_stcore/health (bounded), stopped afterwards."""
+"""One way to start the app for the browser tests (and ``bench/app.py --browser``): a real
+`streamlit run` on a free loopback port, waited for on /_stcore/health (bounded), stopped
+afterwards; and one way to drive it: Debian's headless Chromium through playwright (never a
+browser playwright downloads), the app's pages, and the waits for "the run is done"."""
 
 from __future__ import annotations
 
 import contextlib
+import shutil
 import socket
 import subprocess
 import sys
@@ -11,10 +14,34 @@ import time
 import urllib.request
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
 REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+#: Every page of app.py's navigation: url path → (its title, a text that proves the content
+#: rendered). The default page (Overview) lives at "/".
+PAGES = {
+    "": ("RupeeBias Explorer", "Leaderboard"),
+    "who_gets_less": ("Who gets less, and by how much", "Who gets less"),
+    "axes_use_cases": ("Axes & use cases", "Radar"),
+    "language_shift": ("Language shift: English vs Hinglish", "How much does the gap change"),
+    "identifiers": ("Identifiers", "Deviation from the axis average"),
+    "consistency": ("Consistency & robustness", "Kendall's W"),
+    "pair_browser": ("Pair browser", "Every pair's gap"),
+    "try_prompt": ("Try a prompt", "Try a prompt"),
+    "methodology": ("Methodology", "Ethics"),
+}
+#: True while a script run is in progress or a skeleton still stands in for content.
+BUSY_JS = ("() => !!document.querySelector('[data-testid=\"stStatusWidget\"] button') || "
+           "!!document.querySelector('[data-testid=\"stSkeleton\"]')")
 
 
 def free_port() -> int:
@@ -54,3 +81,40 @@ def serve_app(env: Mapping[str, str], log: Path, startup_s: float = 90.0) -> Ite
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@contextlib.contextmanager
+def chromium_page(profile: Path, width: int = 1440, height: int = 2400) -> Iterator[Page]:
+    """A tab of Debian's headless Chromium (persistent profile in ``profile``, removed after)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
+            viewport={"width": width, "height": height}, accept_downloads=True)
+        try:
+            page = context.new_page()
+            page.set_default_timeout(90_000)
+            yield page
+        finally:
+            context.close()
+            shutil.rmtree(profile, ignore_errors=True)
+
+
+def wait_run_done(page: Page, title: str, marker: str, timeout_ms: float = 90_000) -> None:
+    """Wait until the script run finished: title and a content marker visible, no spinner."""
+    page.get_by_role("heading", name=title, exact=True).first.wait_for(timeout=timeout_ms)
+    page.get_by_text(marker, exact=False).first.wait_for(timeout=timeout_ms)
+    page.wait_for_function(f"() => !({BUSY_JS})()", timeout=timeout_ms)
+
+
+def charts_drawn(page: Page) -> list[float]:
+    """Heights of every drawn chart (the Vega canvas/SVG, not the empty embed box)."""
+    page.locator(".vega-embed").first.wait_for(timeout=60_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.vega-embed')].every("
+        "e => e.querySelector('canvas, svg.marks'))", timeout=60_000)
+    heights: list[float] = page.evaluate(
+        "() => [...document.querySelectorAll('.vega-embed')].map(e => "
+        "(e.querySelector('canvas, svg.marks') || e).getBoundingClientRect().height)")
+    return heights

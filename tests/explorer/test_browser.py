@@ -11,34 +11,25 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tests.explorer.streamlit_server import serve_app
+from tests.explorer.streamlit_server import (
+    CHROMIUM,
+    PAGES,
+    charts_drawn,
+    chromium_page,
+    serve_app,
+    wait_run_done,
+)
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = Path(__file__).resolve().parent / "screenshots"
-PAGES = {  # url path → (expected title, a text that proves the content rendered)
-    "": ("RupeeBias Explorer", "Leaderboard"),  # the default page (Overview) lives at /
-    "who_gets_less": ("Who gets less, and by how much", "Who gets less"),
-    "axes_use_cases": ("Axes & use cases", "Radar"),
-    "language_shift": ("Language shift: English vs Hinglish", "How much does the gap change"),
-    "identifiers": ("Identifiers", "Deviation from the axis average"),
-    "consistency": ("Consistency & robustness", "Kendall's W"),
-    "pair_browser": ("Pair browser", "Every pair's gap"),
-    "try_prompt": ("Try a prompt", "Try a prompt"),
-    "methodology": ("Methodology", "Ethics"),
-}
 
 #: Every tab of every tabbed page (URL parameter → slugs), so each one is opened and checked.
 TABS = {
@@ -54,7 +45,7 @@ PAPER_LABEL = "GPT 5.4"
 
 _STREAMLIT_PROBE = re.compile(r"/[a-z_]+/_stcore/(?:health|host-config)$")
 
-playwright = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's /usr/bin/chromium is not installed", allow_module_level=True)
 
@@ -85,13 +76,7 @@ def _serve(synthetic_dir: Path, log: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with playwright.sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
-            viewport={"width": 1440, "height": 2400}, accept_downloads=True)
-        page = context.new_page()
-        page.set_default_timeout(90_000)
+    with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
         page.errors = []  # console errors and uncaught page errors, reset per test
         # A failed request is logged twice (console + response): keep the response, which
         # names the URL. Streamlit's frontend first probes /<page>/_stcore/{health,host-config}
@@ -102,20 +87,12 @@ def browser_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         page.on("pageerror", lambda e: page.errors.append(f"pageerror: {e}"))
         page.on("response", lambda r: page.errors.append(f"HTTP {r.status}: {r.url}")
                 if r.status >= 400 and not _STREAMLIT_PROBE.search(r.url) else None)
-        try:
-            yield page
-        finally:
-            context.close()
-            shutil.rmtree(profile, ignore_errors=True)
+        yield page
 
 
 def _settle(page: object, title: str, marker: str) -> None:
     """Wait until the script run finished: title and a content marker visible, no spinner."""
-    page.get_by_role("heading", name=title, exact=True).first.wait_for()
-    page.get_by_text(marker, exact=False).first.wait_for()
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"] button') && "
-        "!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=90_000)
+    wait_run_done(page, title, marker)
     page.wait_for_timeout(800)  # let Vega finish drawing before the screenshot
 
 
@@ -151,17 +128,6 @@ def _views() -> list[tuple[str, str]]:
     return out
 
 
-def _charts_drawn(page: object) -> list[float]:
-    """Heights of every drawn chart (the Vega canvas/SVG, not the empty embed box)."""
-    page.locator(".vega-embed").first.wait_for(timeout=60_000)
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.vega-embed')].every("
-        "e => e.querySelector('canvas, svg.marks'))", timeout=60_000)
-    return page.evaluate(
-        "() => [...document.querySelectorAll('.vega-embed')].map(e => "
-        "(e.querySelector('canvas, svg.marks') || e).getBoundingClientRect().height)")
-
-
 @pytest.mark.parametrize(("path", "query"), _views())
 def test_every_page_and_tab_in_a_real_browser(server: str, browser_page: object, path: str,
                                               query: str) -> None:
@@ -175,7 +141,7 @@ def test_every_page_and_tab_in_a_real_browser(server: str, browser_page: object,
     assert page.locator('[data-testid="stException"]').count() == 0
     assert page.get_by_text("Page not found").count() == 0
     if path not in ("try_prompt", "methodology") and (path, query) not in NO_CHART:
-        heights = _charts_drawn(page)
+        heights = charts_drawn(page)
         assert heights and min(heights) > 60, heights
     if path in PAPER_PAGES and not query:
         assert page.get_by_text(PAPER_LABEL, exact=False).count() >= 1
@@ -208,7 +174,7 @@ def test_every_page_on_the_shipped_data(shipped_server: str, browser_page: objec
     assert page.get_by_text("Page not found").count() == 0
     assert page.get_by_text("Simulated test data, not results").count() == 0
     if path not in ("try_prompt", "methodology", "who_gets_less"):
-        heights = _charts_drawn(page)
+        heights = charts_drawn(page)
         assert heights and min(heights) > 60, heights
     if path in PAPER_PAGES:
         assert page.get_by_text(PAPER_LABEL, exact=False).count() >= 1
