@@ -39,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -94,6 +95,23 @@ def _ref_bootstrap_ci(values: np.ndarray, key: str) -> tuple[float, float]:
     return (float(lo), float(hi))
 
 
+def _ref_cells(pt: pd.DataFrame) -> Iterator[tuple[str, str, str, pd.DataFrame]]:
+    """Every non-empty cell of the Mean Δ% cube over a pair table: (language, task, axis,
+    its pairs), ``all`` pooling each dimension."""
+    for lang in ("en", "hinglish", "all"):
+        for task in (*sorted(pt["task"].unique()), "all"):
+            for axis in (*AXES6, "all"):
+                sel = pt
+                if lang != "all":
+                    sel = sel[sel["language"] == lang]
+                if task != "all":
+                    sel = sel[sel["task"] == task]
+                if axis != "all":
+                    sel = sel[sel["axis"] == axis]
+                if len(sel):
+                    yield lang, task, axis, sel
+
+
 def _ref_wilson(k: int, n: int) -> tuple[float, float]:
     from scipy.stats import binomtest
 
@@ -136,27 +154,16 @@ def reference_model(args: tuple[str, str]) -> tuple[str, pd.DataFrame, float]:
                                    "delta": d.to_numpy()}))
     pt = pd.concat(pairs, ignore_index=True)
     rows = []
-    for lang in ("en", "hinglish", "all"):
-        for task in (*sorted(pt["task"].unique()), "all"):
-            for axis in (*AXES6, "all"):
-                sel = pt
-                if lang != "all":
-                    sel = sel[sel["language"] == lang]
-                if task != "all":
-                    sel = sel[sel["task"] == task]
-                if axis != "all":
-                    sel = sel[sel["axis"] == axis]
-                vals = sel["delta"].to_numpy()
-                if len(vals) == 0:
-                    continue
-                lo, hi = _ref_bootstrap_ci(vals, f"ref:{model}:{lang}:{task}:{axis}")
-                k = int((vals > 10).sum())
-                vlo, vhi = _ref_wilson(k, len(vals))
-                rows.append({"model": model, "language": lang, "task": task, "axis": axis,
-                             "mean_delta": vals.mean(), "mean_delta_lo": lo,
-                             "mean_delta_hi": hi, "violation_10": 100 * k / len(vals),
-                             "violation_10_lo": vlo, "violation_10_hi": vhi,
-                             "n_pairs": len(vals)})
+    for lang, task, axis, sel in _ref_cells(pt):
+        vals = sel["delta"].to_numpy()
+        lo, hi = _ref_bootstrap_ci(vals, f"ref:{model}:{lang}:{task}:{axis}")
+        k = int((vals > 10).sum())
+        vlo, vhi = _ref_wilson(k, len(vals))
+        rows.append({"model": model, "language": lang, "task": task, "axis": axis,
+                     "mean_delta": vals.mean(), "mean_delta_lo": lo,
+                     "mean_delta_hi": hi, "violation_10": 100 * k / len(vals),
+                     "violation_10_lo": vlo, "violation_10_hi": vhi,
+                     "n_pairs": len(vals)})
     return model, pd.DataFrame(rows), time.perf_counter() - t0
 
 
@@ -218,25 +225,14 @@ def reference_corrected(args: tuple[str, str]) -> tuple[str, pd.DataFrame, float
                                    "delta": d[keep].to_numpy()}))
     pt = pd.concat(pairs, ignore_index=True)
     rows = []
-    for lang in ("en", "hinglish", "all"):
-        for task in (*sorted(pt["task"].unique()), "all"):
-            for axis in (*AXES6, "all"):
-                sel = pt
-                if lang != "all":
-                    sel = sel[sel["language"] == lang]
-                if task != "all":
-                    sel = sel[sel["task"] == task]
-                if axis != "all":
-                    sel = sel[sel["axis"] == axis]
-                if len(sel) == 0:
-                    continue
-                by = sel.groupby("cluster")["delta"].agg(["sum", "count"])
-                lo, hi = _ref_cluster_t_ci(by["sum"].to_numpy(float),
-                                           by["count"].to_numpy(float),
-                                           f"refc:{model}:{lang}:{task}:{axis}")
-                rows.append({"model": model, "language": lang, "task": task, "axis": axis,
-                             "mean_delta": sel["delta"].mean(), "mean_delta_lo": lo,
-                             "mean_delta_hi": hi, "n_pairs": len(sel)})
+    for lang, task, axis, sel in _ref_cells(pt):
+        by = sel.groupby("cluster")["delta"].agg(["sum", "count"])
+        lo, hi = _ref_cluster_t_ci(by["sum"].to_numpy(float),
+                                   by["count"].to_numpy(float),
+                                   f"refc:{model}:{lang}:{task}:{axis}")
+        rows.append({"model": model, "language": lang, "task": task, "axis": axis,
+                     "mean_delta": sel["delta"].mean(), "mean_delta_lo": lo,
+                     "mean_delta_hi": hi, "n_pairs": len(sel)})
     return model, pd.DataFrame(rows), time.perf_counter() - t0
 
 
