@@ -95,6 +95,24 @@ def _ref_bootstrap_ci(values: np.ndarray, key: str) -> tuple[float, float]:
     return (float(lo), float(hi))
 
 
+def _ref_pair_table(df: pd.DataFrame, positive_midpoint: bool) -> pd.DataFrame:
+    """Every pair the plain way, a pandas self-join per (task, language, axis) as upstream's
+    ``build_pair_table``: Δ% with its (task, profile) cluster; pairs with a zero midpoint (or,
+    ``positive_midpoint``, any midpoint ≤ 0: the corrected rule) or a non-finite Δ% dropped."""
+    pairs = []
+    for (task, lang, axis), g in df.groupby(["task", "language", "axis"]):
+        g = g[["identifier_value", "profile_id", "question_variant_id", "value"]]
+        m = g.merge(g, on=["profile_id", "question_variant_id"], suffixes=("_a", "_b"))
+        m = m[m["identifier_value_a"] < m["identifier_value_b"]]
+        mid = (m["value_a"] + m["value_b"]) / 2
+        d = (m["value_a"] - m["value_b"]).abs() / mid * 100
+        keep = ((mid > 0) if positive_midpoint else (mid != 0)) & np.isfinite(d)
+        pairs.append(pd.DataFrame({"task": task, "language": lang, "axis": axis,
+                                   "cluster": task + "|" + m.loc[keep, "profile_id"],
+                                   "delta": d[keep].to_numpy()}))
+    return pd.concat(pairs, ignore_index=True)
+
+
 def _ref_cells(pt: pd.DataFrame) -> Iterator[tuple[str, str, str, pd.DataFrame]]:
     """Every non-empty cell of the Mean Δ% cube over a pair table: (language, task, axis,
     its pairs), ``all`` pooling each dimension."""
@@ -142,17 +160,7 @@ def reference_model(args: tuple[str, str]) -> tuple[str, pd.DataFrame, float]:
                              "question_variant_id"], keep="first")
     df = df.dropna(subset=["value"])
     df["value"] = df["value"].astype(float)
-    pairs = []
-    for (task, lang, axis), g in df.groupby(["task", "language", "axis"]):
-        g = g[["identifier_value", "profile_id", "question_variant_id", "value"]]
-        m = g.merge(g, on=["profile_id", "question_variant_id"], suffixes=("_a", "_b"))
-        m = m[m["identifier_value_a"] < m["identifier_value_b"]]
-        mid = (m["value_a"] + m["value_b"]) / 2
-        d = (m["value_a"] - m["value_b"]).abs() / mid * 100
-        d = d[(mid != 0) & np.isfinite(d)]
-        pairs.append(pd.DataFrame({"task": task, "language": lang, "axis": axis,
-                                   "delta": d.to_numpy()}))
-    pt = pd.concat(pairs, ignore_index=True)
+    pt = _ref_pair_table(df, positive_midpoint=False)
     rows = []
     for lang, task, axis, sel in _ref_cells(pt):
         vals = sel["delta"].to_numpy()
@@ -212,18 +220,7 @@ def reference_corrected(args: tuple[str, str]) -> tuple[str, pd.DataFrame, float
     df = df.dropna(subset=["value"]).drop_duplicates(
         ["task", "language", "identifier_value", "profile_id", "question_variant_id"],
         keep="first")
-    pairs = []
-    for (task, lang, axis), g in df.groupby(["task", "language", "axis"]):
-        g = g[["identifier_value", "profile_id", "question_variant_id", "value"]]
-        m = g.merge(g, on=["profile_id", "question_variant_id"], suffixes=("_a", "_b"))
-        m = m[m["identifier_value_a"] < m["identifier_value_b"]]
-        mid = (m["value_a"] + m["value_b"]) / 2
-        d = (m["value_a"] - m["value_b"]).abs() / mid * 100
-        keep = (mid > 0) & np.isfinite(d)
-        pairs.append(pd.DataFrame({"task": task, "language": lang, "axis": axis,
-                                   "cluster": task + "|" + m.loc[keep, "profile_id"],
-                                   "delta": d[keep].to_numpy()}))
-    pt = pd.concat(pairs, ignore_index=True)
+    pt = _ref_pair_table(df, positive_midpoint=True)
     rows = []
     for lang, task, axis, sel in _ref_cells(pt):
         by = sel.groupby("cluster")["delta"].agg(["sum", "count"])
