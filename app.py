@@ -68,7 +68,13 @@ st.html("<style>[data-testid='stVegaLiteChart'], [data-testid='stFullScreenFrame
         "[data-testid='stMarkdownContainer'] table {display: block; max-width: 100%; "
         "overflow-x: auto;} "
         "[data-testid='stMarkdownContainer'] code {white-space: pre-wrap; "
-        "overflow-wrap: anywhere;}</style>")
+        "overflow-wrap: anywhere;} "
+        # ui.verbatim: exact prompts and answers as a monospace block that keeps line breaks
+        "[data-testid='stText'], [data-testid='stText'] span {white-space: pre-wrap; "
+        "overflow-wrap: anywhere; font-family: 'Source Code Pro', monospace; "
+        "font-size: 0.85rem;} "
+        "[data-testid='stText'] {background: rgba(151, 166, 195, 0.15); width: 100%; "
+        "box-sizing: border-box; border-radius: 0.5rem; padding: 0.75rem 1rem;}</style>")
 with st.sidebar:
     st.caption("**RupeeBias Explorer** · numbers marked *Published* are transcribed from the "
                "RupeeBias paper; *Computed* ones were computed here from raw model answers. "

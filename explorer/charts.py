@@ -7,17 +7,24 @@ radii are normalised per panel (1 = the panel's outer ring) so a shared or per-m
 just a choice of outer ring, and ring labels show real percentages. Every radar view has a
 dot-plot-with-CI alternative, which reads more exactly.
 
-Speed (measured in bench/app.py): each chart has **one** inline dataset shared by its layers
-(layers pick their rows with a filter), encodings use explicit channel objects with ``field=``
-(shorthand strings are resolved against the whole schema, ~0.1 s each), Altair's eager
-validation is off, and :func:`to_spec` serialises without re-validation — the full schema check
-runs in ``tests/explorer/test_charts.py`` instead. Small multiples are facets, not many charts.
+Speed (measured in bench/app.py): pages draw through :func:`spec`, which keeps the Vega-Lite
+dict of each (builder, arguments), so a view seen before costs no Altair work at all; each
+chart has **one** inline dataset shared by its layers (layers pick their rows with a filter),
+encodings use explicit channel objects with ``field=`` (shorthand strings are resolved against
+the whole schema, ~0.1 s each), Altair's eager validation is off, and :func:`to_spec`
+serialises without re-validation — the full schema check runs in
+``tests/explorer/test_charts.py`` instead. Small multiples are facets, not many charts.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
 import math
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import altair as alt
@@ -152,6 +159,64 @@ def to_spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
     if "config" in spec and not config:
         spec.pop("config")
     return spec
+
+
+#: How many chart specs :func:`spec` keeps (a few KB each; a page shows at most ~4 charts).
+SPEC_CACHE_SIZE: Final = 256
+_SPECS: OrderedDict[str, dict[str, Any]] = OrderedDict()
+_SPECS_LOCK = threading.Lock()
+
+
+def _feed(h: Any, value: object) -> None:
+    """Add ``value`` to the digest ``h``: frames by their content, Altair objects by their
+    dict, containers element by element, anything else by its repr."""
+    if isinstance(value, pd.DataFrame | pd.Series):
+        frame = value.to_frame() if isinstance(value, pd.Series) else value
+        h.update(repr([(str(c), str(t)) for c, t in frame.dtypes.items()]).encode())
+        try:
+            h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
+        except TypeError:  # unhashable cells (lists): their JSON instead
+            h.update(frame.to_json(orient="split", default_handler=str).encode())
+    elif isinstance(value, alt.SchemaBase):
+        h.update(json.dumps(value.to_dict(validate=False), sort_keys=True,
+                            default=str).encode())
+    elif isinstance(value, Mapping):
+        h.update(b"{")
+        for k in sorted(value, key=repr):
+            _feed(h, k)
+            _feed(h, value[k])
+        h.update(b"}")
+    elif isinstance(value, list | tuple):
+        h.update(b"[")
+        for v in value:
+            _feed(h, v)
+        h.update(b"]")
+    else:
+        h.update(f"{type(value).__name__}:{value!r};".encode())
+
+
+def spec(builder: Callable[..., alt.TopLevelMixin], /, *args: Any, **kwargs: Any
+         ) -> dict[str, Any]:
+    """``to_spec(builder(*args, **kwargs))``, kept per (builder, arguments) digest.
+
+    Building and serialising an Altair chart took most of a page's server time (0.1–0.4 s per
+    run); the same view drawn again — another visit, a widget that changes nothing in the
+    chart — now only hashes its data. Returns a copy: callers may change it."""
+    h = hashlib.sha256(f"{builder.__module__}.{builder.__qualname__}".encode())
+    _feed(h, args)
+    _feed(h, kwargs)
+    key = h.hexdigest()
+    with _SPECS_LOCK:
+        hit = _SPECS.get(key)
+        if hit is not None:
+            _SPECS.move_to_end(key)
+    if hit is None:
+        hit = to_spec(builder(*args, **kwargs))
+        with _SPECS_LOCK:
+            _SPECS[key] = hit
+            while len(_SPECS) > SPEC_CACHE_SIZE:
+                _SPECS.popitem(last=False)
+    return copy.deepcopy(hit)
 
 
 def language_scale() -> alt.Scale:

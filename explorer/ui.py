@@ -18,18 +18,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal, cast
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.elements.lib.column_types import ColumnConfig
 
-from explorer import charts, export, vocab
+from explorer import export, vocab
 from explorer.data import DataUnavailable
 from explorer.state import PageState
 from rupeebias_core import registry
 
 PARQUET_MIN_ROWS = 1000
+#: How a missing value reads in every table (never "None" or "nan").
+MISSING = "—"
 #: The badge colours Streamlit offers that the source badges use.
 BadgeColor = Literal["blue", "orange"]
 SOURCE_BADGE: Mapping[str, tuple[str, BadgeColor]] = {
@@ -162,6 +163,15 @@ def page_header(title: str, intro: str) -> None:
     st.markdown(intro)
 
 
+def verbatim(text: str) -> None:
+    """Exact text (a prompt, a raw answer) with its line breaks, never read as Markdown.
+
+    ``st.text``, drawn as a monospace block by app.py's style sheet (``stText``). Not
+    ``st.code``: its syntax highlighter is a separate bundle that cost 0.4–0.6 s of every
+    page load showing one, measured in the browser bench."""
+    st.text(text)
+
+
 def explain(text: str) -> None:
     """A plain-language note placed right next to the chart or table it explains."""
     st.caption(text)
@@ -279,8 +289,9 @@ def table(frame: pd.DataFrame, name: str, key: str, height: int | Literal["auto"
             color=[vocab.SOURCE_COLORS[k] for k in vocab.SOURCE_LABELS])
     # "auto": show every row up to ~16 without an inner scrollbar
     rows_height = height if isinstance(height, int) else min(38 + 35 * max(len(frame), 1), 600)
+    # placeholder: Streamlit draws a missing cell as "None" whatever the Styler says
     st.dataframe(styled(shown, cfg), hide_index=True, column_config=cfg, height=rows_height,
-                 key=f"df-{key}")
+                 key=f"df-{key}", placeholder=MISSING)
     downloads(frame, name, key)
 
 
@@ -294,21 +305,22 @@ def styled(frame: pd.DataFrame, cfg: dict[str, ColumnConfig]) -> object:
     for col in frame.columns:
         name = str(col)
         if name.endswith("n pairs") or name.startswith("n ") or name in ("n", "n rows"):
-            formats[col] = lambda v: "—" if pd.isna(v) else f"{int(v):,}"
+            formats[col] = lambda v: MISSING if pd.isna(v) else f"{int(v):,}"
         elif pd.api.types.is_float_dtype(frame[col]):
             digits = _digits(name)
-            formats[col] = (lambda d: lambda v: "—" if pd.isna(v) else f"{v:,.{d}f}")(digits)
+            formats[col] = (lambda d: lambda v: MISSING if pd.isna(v) else f"{v:,.{d}f}")(digits)
     for col, conf in list(cfg.items()):  # Styler text wins over a NumberColumn's format
         # a column config is a TypedDict, a plain dict at run time; only "type_config" is read
         type_config = cast("dict[str, Any]", conf).get("type_config") if conf else None
         if col in formats and isinstance(type_config, dict) and type_config.get("format"):
             type_config.pop("format", None)
-    return frame.style.format(formats, na_rep="—")
+    return frame.style.format(formats, na_rep=MISSING)
 
 
-def chart(spec: alt.TopLevelMixin, data: pd.DataFrame, name: str, key: str, alt_text: str,
+def chart(spec: dict[str, Any], data: pd.DataFrame, name: str, key: str, alt_text: str,
           *, title: str, subtitle: str, source: str, stretch: bool = True) -> None:
-    """Show an Altair chart and offer it press-ready, with the data behind it.
+    """Show a chart (its Vega-Lite dict from :func:`charts.spec`) and offer it press-ready,
+    with the data behind it.
 
     The chart carries its own title, the filters (``subtitle``), the source line (see
     :func:`source_line`) and the date, on screen and in the PNG/SVG; the data comes as a ZIP
@@ -323,11 +335,11 @@ def press_title(title: str, subtitle: str = "", source: str = "") -> dict[str, o
     return export.title_block(export.provenance(title, subtitle, source))
 
 
-def render(spec: alt.TopLevelMixin, key: str, alt_text: str, stretch: bool = True,
+def render(spec: dict[str, Any], key: str, alt_text: str, stretch: bool = True,
            prov: export.Provenance | None = None) -> dict[str, Any]:
-    """Draw an Altair chart from its Vega-Lite dict (see ``charts.to_spec`` for why); with
-    ``prov`` it carries the press title block. Returns the spec drawn (before the title)."""
-    out = charts.to_spec(spec)
+    """Draw a chart from its Vega-Lite dict (from :func:`charts.spec`); with ``prov`` it
+    carries the press title block. Returns the spec drawn (before the title)."""
+    out = spec
     shown = export.screen_spec(out, prov) if prov else out
     st.vega_lite_chart(spec=shown, key=f"chart-{key}",
                        width="stretch" if stretch else "content", alt=alt_text)
@@ -341,15 +353,17 @@ def chart_downloads(spec: Mapping[str, Any], data: pd.DataFrame, name: str, key:
     stem = _slug(f"{name} chart")
     cols = st.columns([1, 1, 2])
     if export.can_render():
-        press = export.press_spec(spec, prov)
+        def press() -> dict[str, Any]:  # built only when a reader asks for the image
+            return export.press_spec(spec, prov)
+
         with cols[0]:
-            st.download_button("Download chart (PNG)", data=lambda: export.to_png(press),
+            st.download_button("Download chart (PNG)", data=lambda: export.to_png(press()),
                                file_name=f"{stem}.png", mime="image/png",
                                key=f"dl-png-chart-{key}", on_click="ignore",
                                icon=":material/image:",
                                help="Title, filters, source line and date are in the image.")
         with cols[1]:
-            st.download_button("Download chart (SVG)", data=lambda: export.to_svg(press),
+            st.download_button("Download chart (SVG)", data=lambda: export.to_svg(press()),
                                file_name=f"{stem}.svg", mime="image/svg+xml",
                                key=f"dl-svg-chart-{key}", on_click="ignore",
                                icon=":material/image:",

@@ -108,9 +108,9 @@ with ui.guard("Axis × use-case gaps"):
                               lane_cells.groupby(["model", "source_kind"], sort=False)}
                     rdata = charts.radar_data(panels, shared=ps.value("scale") == "shared",
                                               series_labels=series_labels)
-                    ui.chart(charts.radars(rdata, panel_order=[p for p in panel_order
-                                                               if p in panels],
-                                           series_labels=series_labels),
+                    ui.chart(charts.spec(
+                        charts.radars, rdata, panel_order=[p for p in panel_order if p in panels],
+                        series_labels=series_labels),
                              radar_table(lane_cells), f"radar {kind} {lang}",
                              f"{PAGE}-radar-{kind}",
                              alt_text="Radar charts of Mean Δ% by axis, one per model",
@@ -139,14 +139,12 @@ with ui.guard("Axis × use-case gaps"):
                 for kind in [k for k in vocab.SOURCE_KINDS if k in set(frame["Kind"])]:
                     part = frame[frame["Kind"] == kind].drop(columns="Kind")
                     ui.lane(kind)
-                    spec = charts.ci_dots(part, x="Mean Δ%", lo="CI low", hi="CI high",
-                                          y="Axis", color="Use case", y_order=vocab.AXES,
-                                          x_title="Mean Δ%",
-                                          color_scale=charts.task_scale(series_labels,
-                                                                        part["Use case"]),
-                                          tooltip=("Source",), facet="Model",
-                                          facet_order=[p for p in panel_order
-                                                       if p in set(part["Model"])])
+                    spec = charts.spec(
+                        charts.ci_dots, part, x="Mean Δ%", lo="CI low", hi="CI high", y="Axis",
+                        color="Use case", y_order=vocab.AXES, x_title="Mean Δ%",
+                        color_scale=charts.task_scale(series_labels, part["Use case"]),
+                        tooltip=("Source",), facet="Model",
+                        facet_order=[p for p in panel_order if p in set(part["Model"])])
                     ui.chart(spec, part, f"axis use case dots {kind} {lang}",
                              f"{PAGE}-dots-{kind}",
                              alt_text="Dot plots of Mean Δ% by axis and use case, one per model",
@@ -179,9 +177,10 @@ with ui.guard("Axis × use-case gaps"):
                                       strict=True)]
                 ui.explain("Darker = larger gap. Each cell reads Mean Δ% [95% CI].")
                 rows = list(dict.fromkeys(frame["Model"]))
-                spec = charts.heatmap(frame, x="Axis", y="Model", value="Mean Δ%", text="Label",
-                                      x_order=vocab.AXES, y_order=rows, title="Mean Δ%",
-                                      tooltip=("CI low", "CI high", "Source"))
+                spec = charts.spec(
+                    charts.heatmap, frame, x="Axis", y="Model", value="Mean Δ%", text="Label",
+                    x_order=vocab.AXES, y_order=rows, title="Mean Δ%",
+                    tooltip=("CI low", "CI high", "Source"))
                 ui.chart(spec, frame, f"heatmap {hm_task} {lang}", f"{PAGE}-heat",
                          alt_text="Heatmap of Mean Δ% by model and axis",
                          title="Mean Δ% by model and axis [95 % CI]",

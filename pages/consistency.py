@@ -117,13 +117,11 @@ def section_kendall() -> None:
 
             def draw_w(part: pd.DataFrame, kind: str) -> None:
                 shown = part.drop(columns=["source_kind", "Model ID"])
-                spec = charts.bars_ci(shown, x="Mean W", lo="_", hi="_", y="Model",
-                                      color="Language", y_order=list(dict.fromkeys(
-                                          shown["Model"])),
-                                      x_title="Mean Kendall's W (higher = more consistent "
-                                              "ordering)",
-                                      color_scale=charts.language_scale(),
-                                      opacity="Significant", tooltip=("Source",))
+                spec = charts.spec(
+                    charts.bars_ci, shown, x="Mean W", lo="_", hi="_", y="Model", color="Language",
+                    y_order=list(dict.fromkeys(shown["Model"])),
+                    x_title="Mean Kendall's W (higher = more consistent ordering)",
+                    color_scale=charts.language_scale(), opacity="Significant", tooltip=("Source",))
                 ui.chart(spec, shown, f"mean kendall w {kind}", f"{PAGE}-w-{kind}",
                          alt_text="Bar chart of mean W",
                          title=lane_title("Mean Kendall's W (six axes)", kind),
@@ -198,12 +196,12 @@ def section_kendall() -> None:
                     frame = ordered(frame)
                     frame["Row"] = frame["Model"] + " · " + frame["Language"]
                     rows = list(dict.fromkeys(frame["Row"]))
-                    spec = charts.bars_ci(frame, x="Mean W", lo="_", hi="_", y="Row",
-                                          color="Use case", y_order=rows,
-                                          x_title="Kendall's W (mean of the six axes)",
-                                          color_scale=charts.task_scale(vocab.TASK_LABELS,
-                                                                        frame["Use case"]),
-                                          opacity="Significant")
+                    spec = charts.spec(
+                        charts.bars_ci, frame, x="Mean W", lo="_", hi="_", y="Row",
+                        color="Use case", y_order=rows,
+                        x_title="Kendall's W (mean of the six axes)",
+                        color_scale=charts.task_scale(vocab.TASK_LABELS, frame["Use case"]),
+                        opacity="Significant")
                     ui.chart(spec, frame, "kendall w by use case", f"{PAGE}-w-uc",
                              alt_text="Bar chart of W by use case",
                              title="Kendall's W by use case",
@@ -233,8 +231,9 @@ def section_quadrant() -> None:
         if quad.empty:
             ui.no_rows("models with both a gap and a W value")
         else:
-            ui.chart(charts.quadrant(quad, x="Mean Δ% (unweighted)", y="Mean Kendall's W"), quad,
-                     "gap vs consistency", f"{PAGE}-quad",
+            spec = charts.spec(charts.quadrant, quad, x="Mean Δ% (unweighted)",
+                               y="Mean Kendall's W")
+            ui.chart(spec, quad, "gap vs consistency", f"{PAGE}-quad",
                      alt_text="Scatter of Mean Δ% against mean Kendall's W",
                      title="Gap size against ordering consistency (paper Fig. 3b)",
                      subtitle=ui.scope("English and Hinglish averaged",
@@ -270,13 +269,12 @@ def section_wording() -> None:
 
             def draw_qv(part: pd.DataFrame, kind: str) -> None:
                 shown = part.drop(columns=["source_kind", "Model ID"])
-                spec = charts.ci_dots(shown, x="Mean min ρ", lo="CI low", hi="CI high",
-                                      y="Model", color="Language",
-                                      y_order=list(dict.fromkeys(shown["Model"])),
-                                      x_title="Mean minimum Spearman ρ across wordings "
-                                              "(0.85 = robust)",
-                                      color_scale=charts.language_scale(), zero_line=True,
-                                      ref=0.85, tooltip=("Source",))
+                spec = charts.spec(
+                    charts.ci_dots, shown, x="Mean min ρ", lo="CI low", hi="CI high", y="Model",
+                    color="Language", y_order=list(dict.fromkeys(shown["Model"])),
+                    x_title="Mean minimum Spearman ρ across wordings (0.85 = robust)",
+                    color_scale=charts.language_scale(), zero_line=True, ref=0.85,
+                    tooltip=("Source",))
                 ui.chart(spec, shown, f"question variant robustness {kind}",
                          f"{PAGE}-qv-{kind}",
                          alt_text="Dot plot of question-variant robustness with CIs",
@@ -324,11 +322,10 @@ def _profile_metric(title: str, explanation: str, table: str, columns: tuple[str
             label: rows[value], "CI low": rows.get(lo), "CI high": rows.get(hi),
             "n pairs": rows.get("n_pairs"), "Model ID": rows["model"]}))
         frame["Row"] = frame["Model"] + " · " + frame["Language"]
-        spec = charts.bars_ci(frame, x=label, lo="CI low", hi="CI high", y="Row",
-                              color="Use case", y_order=list(dict.fromkeys(frame["Row"])),
-                              x_title=x_title, ref=ref,
-                              color_scale=charts.task_scale(vocab.TASK_LABELS,
-                                                            frame["Use case"]))
+        spec = charts.spec(
+            charts.bars_ci, frame, x=label, lo="CI low", hi="CI high", y="Row", color="Use case",
+            y_order=list(dict.fromkeys(frame["Row"])), x_title=x_title, ref=ref,
+            color_scale=charts.task_scale(vocab.TASK_LABELS, frame["Use case"]))
         ui.chart(spec, frame, title.lower(), f"{PAGE}-{key}",
                  alt_text=f"Bar chart of {title.lower()} with CIs",
                  title=f"{title} with 95 % CI, by use case",
@@ -391,11 +388,12 @@ def section_fairness() -> None:
 
             def draw_fair(part: pd.DataFrame, kind: str) -> None:
                 part = part.assign(Row=part["Model"] + " · " + part["Language"])
-                spec = charts.signed_bars(part[["Row", "Change (points)", "Mean Δ% standard",
-                                                "Mean Δ% with instruction", "Source"]],
-                                          x="Change (points)", y="Row",
-                                          y_order=list(part["Row"]),
-                                          x_title="Mean Δ% with instruction − without (points)")
+                shown = part[["Row", "Change (points)", "Mean Δ% standard",
+                              "Mean Δ% with instruction", "Source"]]
+                spec = charts.spec(
+                    charts.signed_bars, shown,
+                    x="Change (points)", y="Row", y_order=list(part["Row"]),
+                    x_title="Mean Δ% with instruction − without (points)")
                 ui.chart(spec, part.drop(columns="source_kind"), f"fairness instruction {kind}",
                          f"{PAGE}-fair-{kind}",
                          alt_text="Bar chart of the change in Mean Δ% with a fairness "
@@ -438,10 +436,11 @@ def section_parse() -> None:
 
             def draw_parse(part: pd.DataFrame, kind: str) -> None:
                 shown = part.drop(columns="source_kind")
-                spec = charts.bars_ci(shown, x="Parse health %", lo="_", hi="_", y="Row",
-                                      color="Source type", y_order=list(shown["Row"]),
-                                      x_title="Answers with a readable number (%)",
-                                      color_scale=charts.source_scale(), ref=100.0)
+                spec = charts.spec(
+                    charts.bars_ci, shown, x="Parse health %", lo="_", hi="_", y="Row",
+                    color="Source type", y_order=list(shown["Row"]),
+                    x_title="Answers with a readable number (%)", color_scale=charts.source_scale(),
+                    ref=100.0)
                 ui.chart(spec, shown, f"parse health {kind}", f"{PAGE}-parse-{kind}",
                          alt_text="Bar chart of parse health per model",
                          title=lane_title("Answers with a readable number", kind),

@@ -139,9 +139,10 @@ def section_deviation() -> None:
             ui.sentence(sentences.deviation(labels.get(first, first),
                                             frame[frame["Model ID"] == first],
                                             lang=lang, task=task))
-            spec = charts.deviation_dots(frame, y_order=[v for v in vocab.IDENTIFIER_VALUES
-                                                         if v in present],
-                                         color_order=model_order, facet_order=list(axes))
+            spec = charts.spec(
+                charts.deviation_dots, frame,
+                y_order=[v for v in vocab.IDENTIFIER_VALUES if v in present],
+                color_order=model_order, facet_order=list(axes))
             ui.chart(spec, frame, f"identifier deviation {axis} {lang} {task}", f"{PAGE}-dev",
                      alt_text="Dot plot of each identifier's deviation from its axis average",
                      stretch=axis != "all",
@@ -199,12 +200,12 @@ def section_canonical() -> None:
             if frame["CPG %"].abs().max() > lim:
                 ui.explain(f"Colours stop at ±{lim:.0f} % so one outlier does not wash out the "
                            "rest; every cell's label gives its true value.")
-            spec = charts.heatmap(frame, x="Model", y="Row", value="CPG %", text="Label",
-                                  x_order=model_columns(frame),
-                                  y_order=rows, title="CPG % (orange: first identity gets more)",
-                                  diverging=True, domain=(-lim, lim),
-                                  tooltip=("CI low", "CI high", "Sign consistency %",
-                                           "n matched slots"))
+            spec = charts.spec(
+                charts.heatmap, frame, x="Model", y="Row", value="CPG %", text="Label",
+                x_order=model_columns(frame), y_order=rows,
+                title="CPG % (orange: first identity gets more)", diverging=True,
+                domain=(-lim, lim),
+                tooltip=("CI low", "CI high", "Sign consistency %", "n matched slots"))
             ui.sentence(sentences.canonical(frame))
             ui.chart(spec, frame.drop(columns=["Row", "Label"]), f"canonical pair gaps {axis}",
                      f"{PAGE}-cpg", alt_text="Heatmap of canonical pair gaps by model",
@@ -240,10 +241,10 @@ def section_largest() -> None:
             frame["Label"] = [f"{g:.1f}% {t}>{b}" if not pd.isna(g) else "—" for g, t, b in
                               zip(frame["Gap %"], frame["Highest"], frame["Lowest"], strict=True)]
             rows = [f"{vocab.TASK_LABELS[t]} · {a}" for t in tasks for a in axes]
-            spec = charts.heatmap(frame, x="Model", y="Row", value="Gap %", text="Label",
-                                  x_order=model_columns(frame),
-                                  y_order=rows, title="Largest gap %",
-                                  tooltip=("CI low", "CI high", "Highest", "Lowest", "n rows"))
+            spec = charts.spec(
+                charts.heatmap, frame, x="Model", y="Row", value="Gap %", text="Label",
+                x_order=model_columns(frame), y_order=rows, title="Largest gap %",
+                tooltip=("CI low", "CI high", "Highest", "Lowest", "n rows"))
             ui.sentence(sentences.max_gap(frame))
             ui.chart(spec, frame.drop(columns=["Row", "Label"]), f"maximum observed gaps {axis}",
                      f"{PAGE}-mog", alt_text="Heatmap of maximum observed gaps by model",

@@ -76,10 +76,10 @@ with ui.guard("The per-axis language table"):
         dumb["CI low"], dumb["CI high"] = lo["CI low"].to_numpy(), hi["CI high"].to_numpy()
         dumb["Row"] = [f"{m} · {k}" for m, k in zip(dumb["Model"], dumb["Source type"],
                                                     strict=True)]
-        spec = charts.ci_dots(dumb, x="Mean Δ%", lo="CI low", hi="CI high", y="Row",
-                              color="Language", y_order=list(dict.fromkeys(dumb["Row"])),
-                              x_title="Mean Δ%", color_scale=charts.language_scale(),
-                              facet="Axis", facet_order=list(axes), columns=2)
+        spec = charts.spec(
+            charts.ci_dots, dumb, x="Mean Δ%", lo="CI low", hi="CI high", y="Row", color="Language",
+            y_order=list(dict.fromkeys(dumb["Row"])), x_title="Mean Δ%",
+            color_scale=charts.language_scale(), facet="Axis", facet_order=list(axes), columns=2)
         ui.chart(spec, dumb, "english vs hinglish per axis", f"{PAGE}-dumbbell",
                  alt_text="English and Hinglish Mean Δ% per model and axis", stretch=False,
                  title="Mean Δ% in English and in Hinglish, per axis (95 % CI)",
@@ -152,11 +152,11 @@ with ui.guard("The language-shift table"):
                           "Source"]].copy()
         chart_df["Row"] = [f"{m} · {k}" for m, k in zip(chart_df["Model"],
                                                         chart_df["Source type"], strict=True)]
-        spec = charts.ci_dots(chart_df, x="Hinglish − English", lo="CI low", hi="CI high",
-                              y="Row", color="Source type", y_order=list(chart_df["Row"]),
-                              x_title="Hinglish Mean Δ% − English Mean Δ% (percentage points)",
-                              color_scale=charts.source_scale(), zero_line=True,
-                              tooltip=("Source",))
+        spec = charts.spec(
+            charts.ci_dots, chart_df, x="Hinglish − English", lo="CI low", hi="CI high", y="Row",
+            color="Source type", y_order=list(chart_df["Row"]),
+            x_title="Hinglish Mean Δ% − English Mean Δ% (percentage points)",
+            color_scale=charts.source_scale(), zero_line=True, tooltip=("Source",))
         ui.chart(spec, chart_df, f"language shift {axis}", f"{PAGE}-shift",
                  alt_text="Dot plot of the change in Mean Δ% from English to Hinglish",
                  title="Change in Mean Δ% from English to Hinglish (points, 95 % CI)",
@@ -181,10 +181,11 @@ with ui.guard("The ranking-agreement heatmap"):
             data.model_order_key))["Model"]))
         ui.explain("Each cell: ρ between the English and the Hinglish ranking of that axis's "
                    "identities (by their mean answer). Blue = same order, orange = reordered.")
-        spec = charts.heatmap(hm, x="Axis", y="Model", value="Spearman ρ", text="Label",
-                              x_order=[vocab.AXIS_LABELS[a] for a in (*vocab.AXES, "all")],
-                              y_order=order, title="Spearman ρ", diverging=True,
-                              domain=(-1, 1), tooltip=("p-value", "n identifiers"))
+        spec = charts.spec(
+            charts.heatmap, hm, x="Axis", y="Model", value="Spearman ρ", text="Label",
+            x_order=[vocab.AXIS_LABELS[a] for a in (*vocab.AXES, "all")], y_order=order,
+            title="Spearman ρ", diverging=True, domain=(-1, 1),
+            tooltip=("p-value", "n identifiers"))
         ui.chart(spec, hm.drop(columns="Label"), "language ranking agreement",
                  f"{PAGE}-rho", alt_text="Heatmap of English–Hinglish ranking agreement",
                  title="Do English and Hinglish rank identities the same way? (Spearman ρ)",

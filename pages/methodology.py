@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -254,11 +255,38 @@ def _methodology_text(path: Path) -> str | None:
         return None
 
 
+def note_sections(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """The notes' preamble and their sections as (label, body): one per ``##`` and ``###``
+    heading, in order. A subsection whose heading has no number of its own is labelled with
+    its section's (``2 · Base profiles``), so the list of labels reads as a table of contents."""
+    parts = re.split(r"^(#{2,3}) (.+)$", text.removeprefix("# Methodology"), flags=re.MULTILINE)
+    out: list[tuple[str, str]] = []
+    number = ""
+    for level, heading, body in zip(parts[1::3], parts[2::3], parts[3::3], strict=True):
+        heading = heading.strip()
+        if level == "##":
+            number = heading.split(" ", 1)[0].rstrip(".")
+            label = heading
+        else:
+            label = heading if heading[:1].isdigit() else f"{number} · {heading}"
+        out.append((label, body.strip()))
+    return parts[0].strip(), out
+
+
 st.subheader("Where this implementation differs from the paper, and why")
 text = _methodology_text(METHODOLOGY_MD)
 if text:
-    with st.container(border=True):
-        st.markdown(text.replace("\n# ", "\n### ").removeprefix("# Methodology"))
+    preamble, sections = note_sections(text)
+    st.markdown(preamble)
+    ui.explain("The full implementation notes (`docs/methodology.md`), one section per box: "
+               "open the ones you need.")
+    for i, (heading, section) in enumerate(sections):
+        # lazy: a section's text is sent and drawn only while its box is open (the notes are
+        # ~100 KB; drawn at once they took over a second of every visit to this page)
+        box = st.expander(heading, key=f"methodology-notes-{i}", on_change="rerun")
+        if box.open:
+            with box:
+                st.markdown(section or "(This section has only the subsections below.)")
 else:
     st.markdown("The implementation notes (`docs/methodology.md`) are not available in this "
                 "deployment.")

@@ -224,9 +224,10 @@ def _chart(kind: str, sub: pd.DataFrame, board: pd.DataFrame) -> None:
     if chart_df.empty:
         return
     order = list(dict.fromkeys(board["Model"]))
-    spec = charts.ci_dots(chart_df, x="Mean Δ%", lo="CI low", hi="CI high", y="Model",
-                          color="Language", y_order=order, x_title="Mean Δ% (lower = smaller gaps)",
-                          color_scale=charts.language_scale(), tooltip=("Source",))
+    spec = charts.spec(
+        charts.ci_dots, chart_df, x="Mean Δ%", lo="CI low", hi="CI high", y="Model",
+        color="Language", y_order=order, x_title="Mean Δ% (lower = smaller gaps)",
+        color_scale=charts.language_scale(), tooltip=("Source",))
     note = charts.clip_note(charts.clip_limits(chart_df["CI high"]), chart_df, "Mean Δ%")
     if note:
         ui.explain(note)

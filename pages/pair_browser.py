@@ -152,11 +152,10 @@ with ui.guard("This slot"):
             Pair=lambda d: d["Identifier"].map(
                 lambda v: "canonical pair" if v in pair else "other"))
         if len(chart_df):
-            spec = charts.bars_ci(chart_df, x=f"Δ% value · {metric_unit}", lo="_", hi="_",
-                                  y="Identifier", color="Pair", y_order=list(idents),
-                                  x_title=metric_unit,
-                                  color_scale=alt.Scale(
-                                      domain=["canonical pair", "other"],
+            spec = charts.spec(
+                charts.bars_ci, chart_df, x=f"Δ% value · {metric_unit}", lo="_", hi="_",
+                y="Identifier", color="Pair", y_order=list(idents), x_title=metric_unit,
+                color_scale=alt.Scale(domain=["canonical pair", "other"],
                                       range=["#D55E00", "#0072B2"]))
             ui.chart(spec, chart_df, f"slot values {model} {task} {lang} {profile} {qv} {axis}",
                      f"{PAGE}-values", alt_text="Bar chart of each identity's answer",
@@ -216,13 +215,12 @@ with ui.guard("The prompt text"):
         ui.explain("Sent exactly as below: a system message (the answer format) and a user "
                    "message. Only the identity phrase changes between the prompts of a slot.")
         st.markdown("**System message**")
-        st.code(rec["system_prompt"] or "", language=None, wrap_lines=True)
+        ui.verbatim(rec["system_prompt"] or "")
         st.markdown("**User message**")
-        st.code(rec["prompt"] or "", language=None, wrap_lines=True)
+        ui.verbatim(rec["prompt"] or "")
         if model and "response" in row.columns:
             st.markdown("**Raw answer**")
-            st.code(str(rec["response"]) if rec["response"] is not None else "(no answer)",
-                    language=None, wrap_lines=True)
+            ui.verbatim(str(rec["response"]) if rec["response"] is not None else "(no answer)")
 
 st.divider()
 ui.permalink(ps.link())

@@ -431,14 +431,14 @@ with st.expander(f"Exact prompts sent: {n_system} system message + {len(plans)} 
     if plans:
         if n_system:
             st.markdown("**System message** (the same for every identifier)")
-            st.code(plans[0].system, language=None, wrap_lines=True)
+            ui.verbatim(plans[0].system)
         else:
             st.markdown("**No system message**: only the user messages below are sent.")
         two_langs = len(spec.languages) > 1
         for p in plans:
             lang_note = f" · {bm.LANGUAGE_LABELS[p.language]}" if two_langs else ""
             st.markdown(f"**User message · {p.identifier_value}{lang_note}**")
-            st.code(p.user, language=None, wrap_lines=True)
+            ui.verbatim(p.user)
     elif mode == "own":
         st.caption("Write your question to see the exact messages.")
 
@@ -468,7 +468,7 @@ def _shipped_answers() -> None:
         "stored answer": rows["response"] if "response" in rows else None,
         "parsed value": rows["value"] if "value" in rows else None,
         "status": rows["status"] if "status" in rows else None,
-    }), hide_index=True, key=f"{PAGE}.shipped")
+    }), hide_index=True, key=f"{PAGE}.shipped", placeholder=ui.MISSING)
 
 
 if endpoint is not None and endpoint.kind == "local" and not local_status.available:
@@ -603,11 +603,10 @@ if result is not None:
         st.info("These results are for an earlier selection; press Send to run the current one.",
                 icon=":material/history:")
         with st.expander("Prompts sent in this run"):
-            st.code(result.prompts[0].system or "(no system message)", language=None,
-                    wrap_lines=True)
+            ui.verbatim(result.prompts[0].system or "(no system message)")
             for p in result.prompts:
                 st.markdown(f"**User message · {p.identifier_value} · {p.language}**")
-                st.code(p.user, language=None, wrap_lines=True)
+                ui.verbatim(p.user)
     s = result.summary
     unit = live.value_unit_label(rs.task)
     diff_unit = live.difference_unit(rs.task)
@@ -659,7 +658,8 @@ if result is not None:
     st.dataframe(show_pairs, hide_index=True, key=f"{PAGE}.pairs",
                  column_config={"Δ%": st.column_config.NumberColumn(format="%.2f"),
                                 f"A ({unit})": st.column_config.NumberColumn(format="%.2f"),
-                                f"B ({unit})": st.column_config.NumberColumn(format="%.2f")})
+                                f"B ({unit})": st.column_config.NumberColumn(format="%.2f")},
+                 placeholder=ui.MISSING)
     if rs.repeats == 1:
         st.caption("One answer per prompt: no interval. Set repeats ≥ 2 for a CI over repeats.")
     elif s["identical_repeats"]:
@@ -694,7 +694,7 @@ if result is not None:
         column_config={"parsed value": st.column_config.NumberColumn(format="%.2f"),
                        "metric": st.column_config.NumberColumn(
                            format="%.2f", help="The number Δ% uses (counter-offer: markup %).")},
-    )
+        placeholder=ui.MISSING)
 
     # ---- precomputed comparison
     cmp_model = "" if own_run else str(st.session_state.get(_k("cmp")) or "")
@@ -723,7 +723,7 @@ if result is not None:
                         "precomputed Δ%": comp["precomputed_delta"],
                         "stored answer A": comp["precomputed_response_a"],
                         "stored answer B": comp["precomputed_response_b"],
-                    }), hide_index=True, key=f"{PAGE}.compare")
+                    }), hide_index=True, key=f"{PAGE}.compare", placeholder=ui.MISSING)
                     if "system_prompt" in slot and len(slot):
                         stored = slot["system_prompt"].dropna()
                         if len(stored) and stored.iloc[0] != result.prompts[0].system:

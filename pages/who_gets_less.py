@@ -114,11 +114,12 @@ with ui.guard("Signed identity effects"):
                 "Refusal rate %": 100 * per["refusal_rate"].astype(float),
                 "Unusable rate %": 100 * per["unusable_rate"].astype(float),
                 "n answers": per["n"]}), on="Identifier", how="left")
-        spec = charts.ci_dots(frame, x="Effect %", lo="CI low", hi="CI high", y="Identifier",
-                              color="BH flag", y_order=list(frame["Identifier"]),
-                              x_title="% above (+) or below (−) the average identity",
-                              color_scale=charts.flag_scale(FLAGGED, NOT_FLAGGED), zero_line=True,
-                              tooltip=("Effect in money", "p (BH)"))
+        spec = charts.spec(
+            charts.ci_dots, frame, x="Effect %", lo="CI low", hi="CI high", y="Identifier",
+            color="BH flag", y_order=list(frame["Identifier"]),
+            x_title="% above (+) or below (−) the average identity",
+            color_scale=charts.flag_scale(FLAGGED, NOT_FLAGGED), zero_line=True,
+            tooltip=("Effect in money", "p (BH)"))
         ui.explain("Dots: the identity's effect with its 95 % interval (profiles resampled). "
                    "Vermillion = still below 5 % after the Benjamini–Hochberg correction for "
                    "testing every identity of every axis of this language and use case; grey = "

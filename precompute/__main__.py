@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -24,6 +25,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("precompute.run_status", "how far a computed run has got, with its headline "
                                         "numbers"),
     "published": ("precompute.published", "rebuild data/published/ from the transcribed tables"),
+}
+
+#: Environment defaults a command needs before numpy loads. ``metrics`` parallelises over models
+#: in processes; BLAS threads inside each would oversubscribe the cores, and OpenBLAS threads
+#: spin while waiting, so its many small matrix products cost ~10 % more CPU (same results).
+COMMAND_ENV: dict[str, dict[str, str]] = {
+    "metrics": {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
 }
 
 
@@ -43,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
+        if "numpy" not in sys.modules:  # too late once numpy has loaded (tests, embedding)
+            for name, value in COMMAND_ENV.get(argv[0], {}).items():
+                os.environ.setdefault(name, value)  # a caller's explicit setting wins
         module = importlib.import_module(COMMANDS[argv[0]][0])
         parser = argparse.ArgumentParser(prog=f"python -m precompute {argv[0]}",
                                          description=COMMANDS[argv[0]][1])

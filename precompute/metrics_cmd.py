@@ -41,7 +41,7 @@ from rupeebias_core.metrics.bootstrap import DEFAULT_RESAMPLES
 from rupeebias_core.metrics.kendall_w import finalise_kendall
 from rupeebias_core.metrics.parsed import PROMPT_COLUMNS
 from rupeebias_core.metrics.pipeline import SOURCE
-from rupeebias_core.metrics.tables import conform, sort_keys, sort_table
+from rupeebias_core.metrics.tables import conform, merge_sorted, sort_keys, sort_table
 from rupeebias_core.pair_semantics import Method, check_method
 from rupeebias_core.registry import DataLayout
 from rupeebias_core.registry.tables import COMPUTED_MODELS
@@ -128,32 +128,81 @@ def _read_responses(path: Path) -> pd.DataFrame:
 KENDALL = ("kendall_w", "kendall_w_usecase")
 
 
-def model_tables(slug: str) -> ModelTables:
-    """Every table of one model for every requested method (runs in a worker)."""
+#: One unit of work: a model and the methods to compute for it.
+Job = tuple[str, tuple[Method, ...]]
+
+
+def plan_jobs(slugs: Sequence[str], sizes: Sequence[int], methods: tuple[Method, ...],
+              workers: int) -> list[Job]:
+    """Jobs in the order workers take them: largest models first (a large job started last
+    leaves the other workers idle), and, when the models do not divide evenly over the workers,
+    the smallest ones split by method so that the last jobs are short. A split model parses its
+    responses once per method (a few per cent of its time)."""
+    order = sorted(range(len(slugs)), key=lambda n: (-sizes[n], n))
+    tail = len(slugs) % workers if workers > 1 and len(methods) > 1 else 0
+    whole = [(slugs[n], methods) for n in order[:len(order) - tail]]
+    split = [(slugs[n], (m,)) for n in order[len(order) - tail:] for m in methods]
+    return whole + split
+
+
+def model_tables(slug: str | Job) -> ModelTables:
+    """Every table of one model for every requested method, or for the job's methods (runs in
+    a worker)."""
     settings, prompts = _SETTINGS, _PROMPTS
     if settings is None or prompts is None:
         raise RuntimeError("model_tables runs only inside `metrics` (settings not set)")
+    slug, methods = (slug, settings.methods) if isinstance(slug, str) else slug
     started = time.perf_counter()
     responses = _read_responses(DataLayout(settings.data).responses(slug))
     rows = parse_rows(responses, prompts)
     dropped = len(responses) - len(rows)
     frames: dict[str, list[pd.DataFrame]] = {name: [] for name in TABLE_NAMES}
-    for method in settings.methods:
+    for method in methods:
         tables = compute_model(rows, slug, method, benchmark_design(), settings.resamples)
         for name, frame in tables.items():
             if len(frame):
                 frames[name].append(frame.assign(method=method, source=SOURCE))
     out = ModelTables({}, {})
+    order = benchmark_design().sort_order()
     for name, parts in frames.items():
         frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         if name in KENDALL:
             out.kendall[name] = frame
         else:
-            out.arrow[name] = to_arrow(name, frame)
+            out.arrow[name] = to_arrow(name, frame, order)  # sorted here, merged in main
     note = f", {dropped} rows with unknown ids ignored" if dropped else ""
-    print(f"  {slug}: {len(responses)} responses{note}, "
+    part = f" ({', '.join(methods)})" if methods != settings.methods else ""
+    print(f"  {slug}{part}: {len(responses)} responses{note}, "
           f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
     return out
+
+
+def merge_parts(parts: Sequence[ModelTables]) -> ModelTables:
+    """One model's tables from the tables of its jobs (in method order)."""
+    if len(parts) == 1:
+        return parts[0]
+    kendall = {}
+    for name in KENDALL:
+        frames = [p.kendall[name] for p in parts if len(p.kendall[name])]
+        kendall[name] = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return ModelTables(kendall, {name: pa.concat_tables([p.arrow[name] for p in parts])
+                                 for name in parts[0].arrow})
+
+
+def run_jobs(slugs: Sequence[str], data: Path, methods: tuple[Method, ...], workers: int
+             ) -> list[ModelTables]:
+    """Every model's tables, in ``slugs`` order whatever order the jobs ran in."""
+    if workers <= 1 or "fork" not in mp.get_all_start_methods():
+        return [model_tables(s) for s in slugs]
+    layout = DataLayout(data)
+    sizes = [pq.read_metadata(layout.responses(s)).num_rows for s in slugs]
+    jobs = plan_jobs(slugs, sizes, methods, workers)
+    with ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as pool:
+        done = list(pool.map(model_tables, jobs))
+    by_slug: dict[str, list[tuple[int, ModelTables]]] = {}
+    for (slug, job_methods), tables in zip(jobs, done, strict=True):
+        by_slug.setdefault(slug, []).append((methods.index(job_methods[0]), tables))
+    return [merge_parts([t for _, t in sorted(by_slug[s], key=lambda x: x[0])]) for s in slugs]
 
 
 def _keep_old(path: Path, models: Sequence[str], methods: Sequence[str], fresh: bool
@@ -213,11 +262,7 @@ def main(args: argparse.Namespace) -> int:
     workers = args.workers or min(2, os.cpu_count() or 1, len(slugs))
     print(f"metrics: {len(slugs)} model(s), method {args.method}, {workers} worker(s)",
           file=sys.stderr)
-    if workers > 1 and "fork" in mp.get_all_start_methods():
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("fork")) as pool:
-            results = list(pool.map(model_tables, slugs))
-    else:
-        results = [model_tables(s) for s in slugs]
+    results = run_jobs(slugs, data, methods, workers)
     order = benchmark_design().sort_order()
     out_dir.mkdir(parents=True, exist_ok=True)
     kendall: dict[str, pd.DataFrame] = {}
@@ -237,8 +282,8 @@ def main(args: argparse.Namespace) -> int:
             tables = [r.arrow[name] for r in results]
             old = _keep_old(out_dir / f"{name}.parquet", slugs, methods, args.fresh)
             if old is not None:
-                tables.append(conform(name, old))
-            table = sort_table(pa.concat_tables(tables), order, sort_keys(name))
+                tables.append(sort_table(conform(name, old), order, sort_keys(name)))
+            table = merge_sorted(tables, order, sort_keys(name))
         write_table(table, out_dir / f"{name}.parquet")
     write_table(models_table(layout), out_dir / Path(COMPUTED_MODELS.path).name)
     print(f"metrics: wrote {len(TABLE_NAMES) + 1} tables to {out_dir} in "

@@ -77,9 +77,26 @@ W_PERMUTATIONS = 999
 def _w_from_ranks(ranks: np.ndarray, tie_c: float) -> np.ndarray:
     """Tie-corrected W from (..., m, k) within-row ranks (the same W as :func:`kendall_w`)."""
     m, k = ranks.shape[-2:]
-    r = ranks.sum(axis=-2)
+    return _w_from_rank_sums(ranks.sum(axis=-2), m, tie_c)
+
+
+def _w_from_rank_sums(r: np.ndarray, m: int, tie_c: float) -> np.ndarray:
+    """Tie-corrected W from (..., k) column sums of m rows of ranks."""
+    k = r.shape[-1]
     chi2 = 12.0 / (m * k * (k + 1)) * (r ** 2).sum(axis=-1) - 3.0 * m * (k + 1)
     return chi2 / tie_c / (m * (k - 1))
+
+
+def _permuted_rank_sums(ranks: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """Σ_row ranks[row, perm[b, row, i]]: (n_perm, k). Accumulated row by row, the order in
+    which ``take_along_axis(...).sum(axis=-2)`` adds (identical floats), without building the
+    (n_perm, m, k) array of permuted ranks (about twice as fast)."""
+    m, k = ranks.shape
+    flat = ranks.ravel()
+    out = flat[perm[:, 0, :]]
+    for row in range(1, m):
+        out += flat[np.add(perm[:, row, :], row * k, dtype=np.intp)]
+    return out
 
 
 def w_null(matrix: np.ndarray, key: str, n_perm: int = W_PERMUTATIONS
@@ -104,9 +121,8 @@ def w_null(matrix: np.ndarray, key: str, n_perm: int = W_PERMUTATIONS
     tie_c = 1.0 - ties / (m * (k ** 3 - k))
     if tie_c <= 0:
         return (1.0 / m, np.zeros(0))
-    perm = np.take_along_axis(np.broadcast_to(ranks, (n_perm, m, k)),
-                              _rank_permutations(key, m, k, n_perm), axis=2)
-    return (1.0 / m, _w_from_ranks(perm, tie_c))
+    sums = _permuted_rank_sums(ranks, _rank_permutations(key, m, k, n_perm))
+    return (1.0 / m, _w_from_rank_sums(sums, m, tie_c))
 
 
 @lru_cache(maxsize=256)

@@ -69,8 +69,11 @@ def max_gap(values: np.ndarray, identifiers: np.ndarray, key: str, method: Metho
         for start in range(0, n_resamples, step):
             b = min(step, n_resamples - start)
             idx = rng.integers(0, n, (b, n))
-            flat = (np.arange(b)[:, None] * k + codes[idx]).ravel()
-            sums = np.bincount(flat, weights=v[idx].ravel(), minlength=b * k).reshape(b, k)
+            flat = codes.take(idx)  # (replicate, identifier) bin of every draw, in place
+            flat += np.arange(0, b * k, k)[:, None]
+            flat = flat.ravel()
+            sums = np.bincount(flat, weights=v.take(idx).ravel(),
+                               minlength=b * k).reshape(b, k)
             cnts = np.bincount(flat, minlength=b * k).reshape(b, k)
             full = (cnts > 0).all(axis=1)
             m = sums[full] / cnts[full]

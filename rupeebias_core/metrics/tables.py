@@ -63,6 +63,40 @@ def sort_table(table: pa.Table, order: Mapping[str, Sequence[str]],
     return table.take(idx)
 
 
+def merge_sorted(parts: Sequence[pa.Table], order: Mapping[str, Sequence[str]],
+                 keys: Sequence[str] | None = None) -> pa.Table:
+    """``sort_table(pa.concat_tables(parts), order, keys)`` for parts already sorted by
+    :func:`sort_table`: their (method, model) runs put in order instead of sorting every row
+    again (the ``parsed`` table of nine models, 850k rows, takes ~1 s to sort). The same rows in
+    the same order, since the sort is stable and a run's rows all come from one part; a full
+    sort when a (method, model) is in several parts or one is null."""
+    keys = tuple(keys or SORT_KEYS)
+    tables = [p for p in parts if p.num_rows]
+    if not tables or keys[:2] != ("method", "model") or any(
+            p.column("method").null_count or p.column("model").null_count for p in tables):
+        return sort_table(pa.concat_tables(parts), order, keys)
+    ranks = {col: {v: n for n, v in enumerate(dict.fromkeys(order.get(col, ())))}
+             for col in ("method", "model")}  # as sort_table ranks them (unknown: last)
+
+    def run_key(method: str, model: str) -> tuple[int, str, int, str]:
+        return (ranks["method"].get(method, len(ranks["method"])), method,
+                ranks["model"].get(model, len(ranks["model"])), model)
+
+    runs: dict[tuple[int, str, int, str], pa.Table] = {}
+    for part in tables:
+        n = part.num_rows
+        method, model = part.column("method"), part.column("model")
+        changed = pc.or_(pc.not_equal(method.slice(1), method.slice(0, n - 1)),
+                         pc.not_equal(model.slice(1), model.slice(0, n - 1)))
+        starts = [0, *(pc.indices_nonzero(changed).to_numpy() + 1).tolist()]
+        for start, stop in zip(starts, [*starts[1:], n], strict=True):
+            key = run_key(method[start].as_py(), model[start].as_py())
+            if key in runs:
+                return sort_table(pa.concat_tables(parts), order, keys)
+            runs[key] = part.slice(start, stop - start)
+    return pa.concat_tables([runs[k] for k in sorted(runs)])
+
+
 def _string_array(s: pd.Series) -> pa.Array:
     try:
         return pa.array(s.to_numpy(object), type=pa.string(), from_pandas=True)

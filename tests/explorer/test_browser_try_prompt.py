@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.explorer.streamlit_server import serve_app
+from tests.explorer.streamlit_server import BUSY_JS, serve_app
 from tests.explorer.test_live_fake_server import FakeChatServer
 
 pytestmark = pytest.mark.slow
@@ -56,9 +56,10 @@ def test_own_question_in_a_real_browser(app_with_fake_model: tuple[str, FakeChat
             box.fill(QUESTION)
             box.press("Control+Enter")  # commit the text area (as a reader's Ctrl+Enter)
             page.get_by_text(f"I am female. {QUESTION}", exact=False).first.wait_for()
-            code = page.locator('[data-testid="stCode"]').all_inner_texts()
+            code = page.locator('[data-testid="stText"]').all_inner_texts()
             assert any("I am male." in c and QUESTION in c for c in code)
             assert not fake.seen  # shown first, nothing sent yet
+            page.wait_for_function(f"() => !({BUSY_JS})()")  # a reader waits for the page
             page.get_by_role("button", name="Send 2 requests").click()
             try:
                 page.get_by_text("Answers parsed").first.wait_for(timeout=60_000)
@@ -66,7 +67,8 @@ def test_own_question_in_a_real_browser(app_with_fake_model: tuple[str, FakeChat
                 page.screenshot(path=str(tmp_path / "fail.png"))
                 raise AssertionError(page.locator("body").inner_text()[-3000:]) from None
             body = page.locator("body").inner_text()
-            assert "10.53 %" in body and "-60,000 ₹" in body
+            shown = body[body.find("Answers parsed") - 200:][:3000]
+            assert "10.53 %" in body and "-60,000 ₹" in body, shown
             assert not page.locator('[data-testid="stException"]').count()
         finally:
             context.close()

@@ -85,3 +85,26 @@ def test_records_turn_missing_values_into_null() -> None:
                           "c": ["x", None]})
     values = charts.records(frame).values
     assert values == [{"a": 1.0, "b": 1, "c": "x"}, {"a": None, "b": None, "c": None}]
+
+
+def test_spec_is_kept_per_builder_and_arguments() -> None:
+    """charts.spec: the same (builder, arguments) is built once; any change in the data or an
+    argument builds anew; callers get copies they may change."""
+    calls: list[int] = []
+
+    def counted(frame: pd.DataFrame, **kw: object) -> alt.TopLevelMixin:
+        calls.append(1)
+        return charts.bars_ci(frame, **kw)  # type: ignore[arg-type]
+
+    frame = pd.DataFrame({"Model": ["a", "b"], "v": [1.0, 2.0], "Language": ["English"] * 2})
+    kw = dict(x="v", lo="_", hi="_", y="Model", color="Language", y_order=["a", "b"],
+              x_title="v", color_scale=charts.language_scale())
+    first = charts.spec(counted, frame, **kw)
+    assert first == charts.to_spec(charts.bars_ci(frame, **kw))  # type: ignore[arg-type]
+    first["title"] = "changed by a caller"
+    again = charts.spec(counted, frame.copy(), **kw)
+    assert len(calls) == 1 and "title" not in again
+    charts.spec(counted, frame.assign(v=[1.0, 2.5]), **kw)  # new data
+    charts.spec(counted, frame, **{**kw, "y_order": ["b", "a"]})  # new argument
+    charts.spec(counted, frame, **{**kw, "color_scale": charts.source_scale()})  # new scale
+    assert len(calls) == 4

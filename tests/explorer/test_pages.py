@@ -19,6 +19,7 @@ from explorer import vocab
 from tests.explorer.conftest import (
     APP,
     PAGES,
+    REPO,
     TITLES,
     board_of,
     charts,
@@ -61,6 +62,14 @@ def test_every_page_renders_title_and_downloads(open_page, page: str) -> None:
     assert any(label.startswith("Download") for label in downloads(at))
     assert "135-million-parameter" in texts(at) or page == "methodology" and \
         "135-million-parameter" in texts(at)
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_table_prints_missing_values_as_a_dash(open_page, page: str) -> None:
+    """Streamlit draws a missing cell as "None" unless told otherwise (a Styler's na_rep is
+    not enough): every table on every page sets the placeholder."""
+    at = open_page(page)
+    assert [d.proto.placeholder for d in at.dataframe] == ["—"] * len(at.dataframe)
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p != "methodology"])
@@ -367,7 +376,7 @@ def test_published_only_data_dir(published_only_dir: Path, use_dir, page: str) -
             "No identifier deviations" in page_text or "Not available for 9" in page_text
     if page == "pairs":
         assert "only the prompts are shown" in page_text
-        assert any("### <NUMBER>" in c.value for c in at.code)
+        assert any("### <NUMBER>" in c.value for c in at.text)
 
 
 def test_empty_data_dir_gives_a_clear_message(empty_dir: Path, use_dir) -> None:
@@ -404,7 +413,7 @@ def test_pair_browser_slot(open_page, synthetic_dir: Path) -> None:
     assert len(gaps) == 24 * 23 // 2
     deltas = gaps["Δ%"].dropna().tolist()
     assert deltas == sorted(deltas, reverse=True)  # default: largest gap first
-    codes = [c.value for c in at.code]
+    codes = [c.value for c in at.text]
     assert any("I am a Dalit" in c or "Dalit" in c for c in codes)
     assert any("### <NUMBER> INR" in c for c in codes)
     assert "Mean Δ% in this slot" in [m.label for m in at.metric]
@@ -477,6 +486,27 @@ def test_methodology_page(open_page) -> None:
     assert "39,150" in page and "9,396" in page
     axes = frame_of(at, 1)
     assert axes["Identifiers"].sum() == 87
+
+
+def test_methodology_notes_are_one_lazy_box_per_section(open_page) -> None:
+    """The ~100 KB implementation notes: a closed box per section (its label from the
+    heading), whose text is sent only once the reader opens it."""
+    notes = (REPO / "docs" / "methodology.md").read_text(encoding="utf-8")
+    headings = [line.lstrip("#").strip() for line in notes.splitlines()
+                if line.startswith(("## ", "### "))]
+    at = open_page("methodology")
+    labels = [e.label for e in at.expander if e.label != "Data files behind this deployment"]
+    assert len(labels) == len(headings) >= 20
+    assert all(h in label for h, label in zip(headings, labels, strict=True))
+    assert "2 · Base profiles (Appendix F, §3.1)" in labels
+    bootstrap = next(i for i, label in enumerate(labels) if label.startswith("4.4 "))
+    sentence = "Why not the plain bootstrap"  # §4.4 only, not on the page around it
+    section = notes.split("### 4.4 ", 1)[1].split("\n### ", 1)[0]
+    assert sentence in section and sentence not in texts(at)
+    at.session_state[f"methodology-notes-{bootstrap}"] = True
+    at.run()
+    assert not at.exception
+    assert sentence in texts(at)
 
 
 def test_methodology_shows_the_published_human_validation_tables(open_page, synthetic_dir: Path

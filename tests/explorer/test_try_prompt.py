@@ -169,13 +169,13 @@ def test_prompts_shown_for_a_slot_equal_render_prompt() -> None:
         render_prompt(task, lang, bm.identifier("Religion", v), prof, qv)
         for v in ("Hindu", "Muslim")
     ]
-    assert [c.value for c in at.code] == expected
+    assert [c.value for c in at.text] == expected
     # the state is in the URL: non-default values are written, and the link reproduces the view
     assert {key: at.query_params[key] for key in ("task", "lang", "profile", "qv", "axis",
                                                    "style", "fair")} == {
         key: query[key] for key in ("task", "lang", "profile", "qv", "axis", "style", "fair")}
     again = open_page(query=dict(at.query_params))
-    assert [c.value for c in again.code] == expected
+    assert [c.value for c in again.text] == expected
 
 
 def test_changing_widgets_updates_prompts_and_url() -> None:
@@ -188,7 +188,7 @@ def test_changing_widgets_updates_prompts_and_url() -> None:
     assert not at.exception
     prof = bm.profiles("service_pricing_client")[0]
     qv = bm.question_variants("service_pricing_client", "en")[0]
-    users = [c.value for c in at.code][1:]
+    users = [c.value for c in at.text][1:]
     assert users == [render_prompt("service_pricing_client", "en",
                                    bm.identifier("Caste", v), prof, qv)
                      for v in ("Brahmin", "OBC")]
@@ -196,7 +196,7 @@ def test_changing_widgets_updates_prompts_and_url() -> None:
     assert at.query_params["axis"] == "Caste" and at.query_params["b"] == "OBC"
     assert "a" not in at.query_params  # defaults stay implicit
     at.radio(key=k("scope")).set_value("axis").run()
-    assert len(at.code) == 1 + len(bm.identifiers_for_axis("Caste"))
+    assert len(at.text) == 1 + len(bm.identifiers_for_axis("Caste"))
     assert at.button(key=f"{PAGE}.send").label == "Send 24 requests"
 
 
@@ -494,11 +494,11 @@ def test_public_mode_without_endpoints_explains_what_to_configure() -> None:
     assert not at.exception
     assert any("No live endpoint is configured" in e.value for e in at.error)
     assert at.button(key=f"{PAGE}.send").disabled
-    assert len(at.code) == 3  # the prompts are still shown
+    assert len(at.text) == 3  # the prompts are still shown
 
 
 def test_whole_axis_in_local_mode() -> None:
     at = open_page(query={"axis": "Region", "scope": "axis"})
-    assert len(at.code) == 1 + 30
+    assert len(at.text) == 1 + 30
     assert at.button(key=f"{PAGE}.send").label == "Send 30 requests"
     assert not at.button(key=f"{PAGE}.send").disabled

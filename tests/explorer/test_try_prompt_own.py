@@ -46,7 +46,7 @@ def own_mode(at: AppTest, question: str = Q_EN, hinglish: str = "") -> AppTest:
 
 
 def shown_messages(at: AppTest) -> list[str]:
-    return [c.value for c in at.code]
+    return [c.value for c in at.text]
 
 
 def test_own_question_end_to_end_against_the_fake_server() -> None:

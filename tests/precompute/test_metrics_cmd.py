@@ -144,6 +144,27 @@ def test_same_inputs_give_byte_identical_files(data_dir: Path, tmp_path: Path) -
     assert _bytes(a) == _bytes(b)
 
 
+def test_split_jobs_give_the_same_files(data_dir: Path, both_out: Path, tmp_path: Path
+                                       ) -> None:
+    """Three models on two workers: the smallest runs as one job per method, and the files
+    are those of the one-process run."""
+    out = tmp_path / "split"
+    assert _run("--data", str(data_dir), "--out", str(out), "--method", "both",
+                "--workers", "2") == 0
+    assert _bytes(out) == _bytes(both_out)
+
+
+def test_plan_jobs_largest_first_and_tail_split_by_method() -> None:
+    from precompute.metrics_cmd import plan_jobs
+
+    both = ("upstream", "corrected")
+    jobs = plan_jobs(["a", "b", "c"], [10, 30, 20], both, 2)
+    assert jobs == [("b", both), ("c", both), ("a", ("upstream",)), ("a", ("corrected",))]
+    assert plan_jobs(["a", "b"], [10, 30], both, 2) == [("b", both), ("a", both)]
+    assert plan_jobs(["a", "b", "c"], [1, 1, 1], ("upstream",), 2) == [
+        ("a", ("upstream",)), ("b", ("upstream",)), ("c", ("upstream",))]
+
+
 def test_methods_merge_into_the_same_tables(data_dir: Path, both_out: Path,
                                             tmp_path: Path) -> None:
     both, seq = both_out, tmp_path / "seq"

@@ -166,3 +166,19 @@ def test_w_chance_level_and_permutation_null() -> None:
     # three profiles: W = 0.155 is below chance (1/3), not "Mostly consistent"
     assert relative_profile_label(0.155, 1 / 3, 0.6) == NOT_ABOVE_CHANCE
     assert relative_profile_label(0.9, 1 / 9, 0.001) == "Mostly consistent"
+
+
+def test_permuted_rank_sums_equal_the_gathered_ranks_summed() -> None:
+    """The row-by-row rank sums are bit for bit those of gathering every permuted rank and
+    summing over profiles (the order of the additions is the same)."""
+    import numpy as np
+    from scipy.stats import rankdata
+
+    from rupeebias_core.metrics.kendall_w import _permuted_rank_sums, _rank_permutations
+
+    rng = np.random.default_rng(3)
+    for m, k in ((2, 3), (9, 12), (27, 30)):
+        ranks = rankdata(rng.normal(size=(m, k)).round(1), axis=1)
+        perm = _rank_permutations(f"test:{m}:{k}", m, k, 99)
+        gathered = np.take_along_axis(np.broadcast_to(ranks, perm.shape), perm, axis=2)
+        assert np.array_equal(_permuted_rank_sums(ranks, perm), gathered.sum(axis=-2))

@@ -42,3 +42,29 @@ def test_every_table_has_model_source_method_and_a_count() -> None:
         cols = columns(name)
         assert cols[:3] == ["model", "source", "method"]
         assert any(c.startswith("n_") for c in cols) or name == "parsed"
+
+
+def test_merge_sorted_equals_a_full_sort() -> None:
+    """Sorted per-model parts merged by (method, model) runs give the full sort's rows, in its
+    order; a (method, model) split over two parts falls back to the full sort."""
+    import numpy as np
+
+    from rupeebias_core.metrics.tables import merge_sorted, sort_table
+
+    order = benchmark_design().sort_order()
+    rng = np.random.default_rng(0)
+
+    def part(models: list[str], n: int) -> pa.Table:
+        rows = [{"model": str(rng.choice(models)), "source": "computed",
+                 "method": str(rng.choice(["upstream", "corrected", "other"])),
+                 "language": str(rng.choice(["en", "hinglish", "all"])), "task": "all",
+                 "axis": str(rng.choice(["Caste", "Religion"])), "mean_delta": float(i)}
+                for i in range(n)]
+        return to_arrow("delta", pd.DataFrame(rows))
+
+    parts = [part(["m2"], 40), part(["m1", "m3"], 60), part(["m0"], 0)]
+    full = sort_table(pa.concat_tables(parts), order)
+    merged = merge_sorted([sort_table(p, order) for p in parts], order)
+    assert merged.equals(full)
+    overlap = [sort_table(part(["m1"], 10), order), sort_table(part(["m1"], 10), order)]
+    assert merge_sorted(overlap, order).equals(sort_table(pa.concat_tables(overlap), order))
