@@ -177,6 +177,8 @@ def _feed(h: Any, value: object) -> None:
             h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
         except TypeError:  # unhashable cells (lists): their JSON instead
             h.update(frame.to_json(orient="split", default_handler=str).encode())
+    elif isinstance(value, np.ndarray | pd.Index):  # their repr elides long arrays
+        _feed(h, value.tolist())
     elif isinstance(value, alt.SchemaBase):
         h.update(json.dumps(value.to_dict(validate=False), sort_keys=True,
                             default=str).encode())

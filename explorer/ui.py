@@ -339,11 +339,10 @@ def render(spec: dict[str, Any], key: str, alt_text: str, stretch: bool = True,
            prov: export.Provenance | None = None) -> dict[str, Any]:
     """Draw a chart from its Vega-Lite dict (from :func:`charts.spec`); with ``prov`` it
     carries the press title block. Returns the spec drawn (before the title)."""
-    out = spec
-    shown = export.screen_spec(out, prov) if prov else out
+    shown = export.screen_spec(spec, prov) if prov else spec
     st.vega_lite_chart(spec=shown, key=f"chart-{key}",
                        width="stretch" if stretch else "content", alt=alt_text)
-    return out
+    return spec
 
 
 def chart_downloads(spec: Mapping[str, Any], data: pd.DataFrame, name: str, key: str,

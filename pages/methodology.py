@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from explorer import data, filters, ui, vocab
+from explorer.notes import note_sections
 from explorer.state import PageState
 from rupeebias_core import registry
 
@@ -253,24 +253,6 @@ def _methodology_text(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except OSError:
         return None
-
-
-def note_sections(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """The notes' preamble and their sections as (label, body): one per ``##`` and ``###``
-    heading, in order. A subsection whose heading has no number of its own is labelled with
-    its section's (``2 · Base profiles``), so the list of labels reads as a table of contents."""
-    parts = re.split(r"^(#{2,3}) (.+)$", text.removeprefix("# Methodology"), flags=re.MULTILINE)
-    out: list[tuple[str, str]] = []
-    number = ""
-    for level, heading, body in zip(parts[1::3], parts[2::3], parts[3::3], strict=True):
-        heading = heading.strip()
-        if level == "##":
-            number = heading.split(" ", 1)[0].rstrip(".")
-            label = heading
-        else:
-            label = heading if heading[:1].isdigit() else f"{number} · {heading}"
-        out.append((label, body.strip()))
-    return parts[0].strip(), out
 
 
 st.subheader("Where this implementation differs from the paper, and why")

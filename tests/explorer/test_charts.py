@@ -108,3 +108,9 @@ def test_spec_is_kept_per_builder_and_arguments() -> None:
     charts.spec(counted, frame, **{**kw, "y_order": ["b", "a"]})  # new argument
     charts.spec(counted, frame, **{**kw, "color_scale": charts.source_scale()})  # new scale
     assert len(calls) == 4
+    long = [str(i) for i in range(3000)]  # numpy and pandas elide the middle of long reprs
+    changed = [*long[:1500], "x", *long[1501:]]
+    for wrap in (np.array, pd.Index):  # the same values in either: built once each
+        charts.spec(counted, frame, **{**kw, "y_order": wrap(long)})
+        charts.spec(counted, frame, **{**kw, "y_order": wrap(changed)})
+    assert len(calls) == 6
