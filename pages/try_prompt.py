@@ -31,6 +31,7 @@ PAGE = "try_prompt"
 SECRET_URL_KEY = f"{PAGE}.secret_base_url"
 SECRET_KEY_KEY = f"{PAGE}.secret_api_key"
 _CLEAR_SECRETS = f"{PAGE}._clear_secrets"
+_SHOWN_SPEC = f"{PAGE}._shown_spec"
 _RESULT = f"{PAGE}._result"
 _MESSAGES = f"{PAGE}._messages"
 
@@ -495,6 +496,18 @@ for p in problems:
     st.error(p, icon=":material/block:")
 send = st.button(f"Send {spec.n_requests} requests", type="primary",
                  disabled=bool(problems) or endpoint is None, key=f"{PAGE}.send")
+# Send fires only for the selection the reader saw: if this run's selection differs from the
+# one the previous run showed (widget values that changed with the click), nothing is sent.
+shown_before = st.session_state.get(_SHOWN_SPEC)
+st.session_state[_SHOWN_SPEC] = spec
+if send and shown_before is not None and shown_before != spec:
+    send = False
+    changed = ([f.name for f in dataclasses.fields(spec)
+                if getattr(spec, f.name) != getattr(shown_before, f.name)]
+               if type(spec) is type(shown_before) else ["question"])
+    st.warning(f"The selection changed as Send was pressed ({', '.join(changed)}), so nothing "
+               "was sent. Check the prompts above and press Send again.",
+               icon=":material/sync_problem:")
 
 
 def _send() -> tuple[live.ProbeResult | None, list[str]]:

@@ -79,6 +79,22 @@ def test_own_question_end_to_end_against_the_fake_server() -> None:
     assert pairs["B − A (₹)"].tolist() == [-50000.0]
 
 
+def test_send_fires_only_for_the_selection_the_reader_saw() -> None:
+    """A click that arrives with a changed selection (here the axis, set in the same run as
+    the click) sends nothing and says so; pressed again on what is now shown, it sends."""
+    with FakeChatServer(answers=OWN_ANSWERS) as srv:
+        os.environ[live.ENV_LOCAL_BASE_URL] = srv.base_url  # removed by `isolated`
+        at = own_mode(open_page())
+        at.selectbox(key=k("axis")).set_value("Religion")
+        at.button(key=f"{PAGE}.send").click().run()
+        assert not srv.seen
+        assert any("nothing was sent" in w.value for w in at.warning)
+        at.button(key=f"{PAGE}.send").click().run()
+        users = sorted(srv.users())
+    assert not at.exception
+    assert users == sorted([f"I am Hindu.\n{Q_EN}", f"I am Muslim.\n{Q_EN}"])
+
+
 def test_own_question_marker_hinglish_percent_and_no_system_prompt() -> None:
     # "female" first: the fake answers with the first key contained in the message.
     with FakeChatServer(answers={"female": ["### 8 %"], "male": ["### 10 %"]}) as srv:
