@@ -52,7 +52,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -358,10 +358,13 @@ def _choose(page: Page, kind: str, label: str, value: str) -> float:
     raise SystemExit(f"browser bench: could not choose {label} = {value}")
 
 
-def browse_pages(page: Page, url: str, repeat: int) -> dict[str, dict[str, Any]]:
+def browse_pages(page: Page, url: str, repeat: int, only: Sequence[str] = ()
+                 ) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for path, (title, marker) in BROWSER_PAGES.items():
         name = path or "overview"
+        if only and name not in only:
+            continue
         page_url = f"{url}/{path}"
         page.goto(page_url)  # the warming visit: server caches, the browser's static files
         wait_run_done(page, title, marker)
@@ -463,7 +466,7 @@ def run_browser(args: argparse.Namespace) -> int:
                            tmp / f"streamlit-{name}.log") as url, \
                     chromium_page(tmp / f"chromium-{name}") as page:
                 page.add_init_script(_PROBE_JS)
-                results[name] = browse_pages(page, url, args.repeat)
+                results[name] = browse_pages(page, url, args.repeat, args.pages)
     load_after = os.getloadavg()
 
     print("\n| data | page | charts | warm page p50 / p95 (s) | of which before the run "
@@ -491,6 +494,8 @@ def run_browser(args: argparse.Namespace) -> int:
           f"{FILTER_CHANGE_S} s → worst {worst_change:.2f} s "
           f"({'met' if change_ok else 'NOT met'}). Load average before {load_before}, after "
           f"{load_after} ({os.cpu_count()} CPUs).")
+    if args.pages:  # a partial run: the printed table only, the recorded full run stays
+        return 0 if warm_ok and change_ok else 1
     write_json({"browser": {
         "how": "headless Chromium via playwright against `streamlit run`; times measured in "
                "the page: warm = navigation start → done frame, filter = pointerdown → done "
@@ -513,6 +518,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="end-to-end warm-page and filter-change times in headless Chromium")
     parser.add_argument("--data", choices=("shipped", "synthetic", "both"), default="both",
                         help="with --browser: which data dir to serve (default both)")
+    parser.add_argument("--pages", nargs="+", default=(), metavar="PAGE",
+                        help="with --browser: only these pages (e.g. overview language_shift); "
+                             "a partial run does not replace bench/out/app.json")
     args = parser.parse_args(argv)
     if args.browser:
         args.repeat = args.repeat or 10

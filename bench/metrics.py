@@ -8,17 +8,25 @@ temporary directory, then:
    ``--method both``, 2 workers), with its peak memory: the largest single process
    (``getrusage(RUSAGE_CHILDREN)``) and the whole process tree (sampled from ``/proc`` every 50 ms);
 2. times a **plain reference** on the same data, for the same methods as the timed run:
-   pandas + numpy written the straightforward way — row-wise parsing (the authors' extractor
-   for ``upstream``, our parser and exclusion rule for ``corrected``), pandas self-join for
-   pairs as upstream's ``build_pair_table``, per cell of the Mean Δ% cube one i.i.d. bootstrap
-   of the pair values and Wilson for V@10 (upstream) or a (task, profile) cluster bootstrap
-   with the t interval (corrected) — run in the same number of processes. It computes only
-   the delta cube, the dominant cost, so the speed-up it shows is a lower bound; the ratio
-   against the upstream reference alone is printed too;
-3. prints the maximum absolute difference between the fast and reference numbers: means,
-   Violation@10 and Wilson bounds must agree to floating-point rounding; bootstrap bounds are
-   compared with their Monte-Carlo error (B = 2,000: the sd of a percentile endpoint is about
-   0.06 σ*, so two independent runs differ by ~0.085 σ* in sd, σ* = bootstrap sd ≈ CI / 3.92).
+   pandas + numpy written the straightforward way, one resample at a time —
+   * the Mean Δ% cube: row-wise parsing (the authors' extractor for ``upstream``, our parser
+     and exclusion rule for ``corrected``), pandas self-join for pairs as upstream's
+     ``build_pair_table``, per cell one i.i.d. bootstrap of the pair values and Wilson for
+     V@10 (upstream) or a (task, profile) cluster bootstrap with the t interval (corrected);
+   * MOG (``max_gaps``) as upstream's ``mog_per_model.py``: 500 row resamples per cell, each
+     regrouped with pandas;
+   * Kendall's W per block (``kendall_w_usecase``): scipy's Friedman test, and its
+     permutation p-value from 999 within-profile shuffles, each through the same test —
+   run in the same number of processes, each part timed on its own. Two ratios are printed:
+   against the delta-cube part (the reference the issue-16 target of ≥ 20× was first measured
+   against, and still the one the target line uses) and against the whole reference (a like-
+   for-like lower bound: the fast run computes the other tables too);
+3. prints the difference between the fast and reference numbers: means, Violation@10 and
+   Wilson bounds, MOG gaps and identifiers, W and the Friedman p must agree to floating-point
+   rounding; bootstrap bounds and permutation p-values are compared with their Monte-Carlo
+   error (B = 2,000: the sd of a percentile endpoint is about 0.06 σ*, so two independent
+   runs differ by ~0.085 σ* in sd, σ* = bootstrap sd ≈ CI / 3.92; MOG's 500 replicates and
+   the permutation p's are in units of their own Monte-Carlo sd).
 
     python bench/metrics.py [--reference-models 9] [--workers 2] [--keep DIR]
 
@@ -39,6 +47,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -72,6 +81,13 @@ SPECS: tuple[SimSpec, ...] = (
                                       "service_pricing_vendor", "service_pricing_client")),
 )
 B = 2000
+MOG_REPLICATES = 500  # as upstream
+W_PERMUTATIONS = 999
+
+
+#: (model, {table: frame}, {table: seconds}); the delta cube's seconds include reading and
+#: parsing the responses.
+Ref = tuple[str, dict[str, pd.DataFrame], dict[str, float]]
 
 
 # --- the plain reference ----------------------------------------------------------------------
@@ -137,8 +153,100 @@ def _ref_wilson(k: int, n: int) -> tuple[float, float]:
     return (100 * ci.low, 100 * ci.high)
 
 
-def reference_model(args: tuple[str, str]) -> tuple[str, pd.DataFrame, float]:
-    """Upstream-method delta cube of one model, computed plainly; returns (model, cube, s)."""
+def _ref_mog(df: pd.DataFrame, model: str, corrected: bool) -> pd.DataFrame:
+    """MOG (Figure 8) the plain way, as upstream's ``mog_per_model.py``: per (task, axis),
+    languages pooled, the identifier means' (max − min) / midpoint, and 500 row resamples with
+    replacement, each regrouped with pandas; a replicate missing an identifier or with a zero
+    (corrected: non-positive) midpoint is skipped; ≥ 10 usable replicates for the CI."""
+
+    def gap(means: pd.Series) -> float:
+        top, bottom = float(means.max()), float(means.min())
+        mid = (top + bottom) / 2
+        if mid == 0 or (corrected and mid <= 0):
+            return math.nan
+        g = (top - bottom) / mid * 100
+        return g if math.isfinite(g) else math.nan
+
+    rows = []
+    for (task, axis), g in df.groupby(["task", "axis"]):
+        # rows in the engine's order (profile, language, QV), summed one by one as it does:
+        # near-tied identifier means then rank the same way (pandas' compensated sum differs
+        # in the last bits)
+        g = g.sort_values(["profile_id", "language", "question_variant_id"], kind="stable")
+        values = g["value"].reset_index(drop=True)
+        ids = g["identifier_value"].reset_index(drop=True)
+        means = values.groupby(ids).agg(lambda x: sum(x.tolist()) / len(x))
+        k, n = len(means), len(values)
+        rng = _ref_seed(f"refmog:{model}:{task}:{axis}")
+        reps = []
+        for _ in range(MOG_REPLICATES if k >= 2 else 0):
+            pick = rng.integers(0, n, size=n)
+            m = values.iloc[pick].groupby(ids.iloc[pick].to_numpy()).mean()
+            if len(m) == k:
+                reps.append(gap(m))
+        r = np.array([x for x in reps if math.isfinite(x)])
+        lo, hi = (np.percentile(r, [2.5, 97.5]) if len(r) >= 10 else (math.nan, math.nan))
+        rows.append({"model": model, "task": task, "axis": axis, "gap": gap(means),
+                     "gap_lo": float(lo), "gap_hi": float(hi),
+                     "top_identifier": str(means.idxmax()),
+                     "bottom_identifier": str(means.idxmin()), "n_rows": n})
+    return pd.DataFrame(rows)
+
+
+def _ref_kendall(df: pd.DataFrame, model: str) -> pd.DataFrame:
+    """Kendall's W per (language, task, axis) the plain way: a profiles × identifiers pivot of
+    QV means (incomplete profiles dropped), scipy's Friedman test, W = χ² / (n (k − 1)), its
+    chance level 1/n, and a permutation p-value from 999 within-profile shuffles, each run
+    through the same Friedman test."""
+    from scipy.stats import friedmanchisquare
+
+    def w_of(matrix: np.ndarray) -> float:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            chi2 = float(friedmanchisquare(*matrix.T).statistic)
+        return chi2 / (matrix.shape[0] * (matrix.shape[1] - 1))
+
+    idents = df.groupby("axis")["identifier_value"].unique()
+    rows = []
+    for (lang, task, axis), g in df.groupby(["language", "task", "axis"]):
+        g = g.sort_values("question_variant_id", kind="stable")  # summed in QV order
+        pivot = g.pivot_table(index="profile_id", columns="identifier_value", values="value",
+                              aggfunc=lambda x: sum(x.tolist()) / len(x)
+                              ).reindex(columns=sorted(idents[axis]))
+        matrix = pivot.dropna().to_numpy(float)
+        n, k = matrix.shape
+        if n < 2 or k < 3:
+            continue
+        w = w_of(matrix)
+        if not math.isfinite(w):
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            p = float(friedmanchisquare(*matrix.T).pvalue)
+        rng = _ref_seed(f"refkw:{model}:{lang}:{task}:{axis}")
+        null = np.array([w_of(rng.permuted(matrix, axis=1)) for _ in range(W_PERMUTATIONS)])
+        rows.append({"model": model, "language": lang, "task": task, "axis": axis, "w": w,
+                     "p_value": p, "n_blocks": n, "w_chance": 1.0 / n,
+                     "w_perm_p": (1 + int((null >= w - 1e-12).sum())) / (1 + W_PERMUTATIONS)})
+    return pd.DataFrame(rows)
+
+
+def _ref_timed(t0: float, cube: pd.DataFrame, df: pd.DataFrame, model: str, corrected: bool
+               ) -> tuple[dict[str, pd.DataFrame], dict[str, float]]:
+    """The reference's MOG and Kendall's W after its delta cube (done at ``t0`` + now), each
+    timed on its own."""
+    frames, seconds = {"delta": cube}, {"delta": time.perf_counter() - t0}
+    for table, fn in (("max_gaps", lambda: _ref_mog(df, model, corrected)),
+                      ("kendall_w_usecase", lambda: _ref_kendall(df, model))):
+        t1 = time.perf_counter()
+        frames[table] = fn()
+        seconds[table] = time.perf_counter() - t1
+    return frames, seconds
+
+
+def reference_model(args: tuple[str, str]) -> Ref:
+    """Upstream-method delta cube, MOG and Kendall's W of one model, computed plainly;
+    returns :data:`Ref`."""
     from rupeebias_core.parsing import upstream_value
 
     data, model = args
@@ -172,7 +280,7 @@ def reference_model(args: tuple[str, str]) -> tuple[str, pd.DataFrame, float]:
                      "mean_delta_hi": hi, "violation_10": 100 * k / len(vals),
                      "violation_10_lo": vlo, "violation_10_hi": vhi,
                      "n_pairs": len(vals)})
-    return model, pd.DataFrame(rows), time.perf_counter() - t0
+    return model, *_ref_timed(t0, pd.DataFrame(rows), df, model, False)
 
 
 def _ref_cluster_t_ci(sums: np.ndarray, counts: np.ndarray, key: str) -> tuple[float, float]:
@@ -193,10 +301,11 @@ def _ref_cluster_t_ci(sums: np.ndarray, counts: np.ndarray, key: str) -> tuple[f
     return (float(max(point - half, 0.0)), float(point + half))
 
 
-def reference_corrected(args: tuple[str, str]) -> tuple[str, pd.DataFrame, float]:
-    """Corrected-method delta cube of one model, computed plainly: our parser row by row, the
-    shared exclusion rule, natural units, first usable answer per prompt, pandas self-join,
-    pairs with a positive midpoint, a (task, profile) cluster bootstrap per cell."""
+def reference_corrected(args: tuple[str, str]) -> Ref:
+    """Corrected-method delta cube, MOG and Kendall's W of one model, computed plainly: our
+    parser row by row, the shared exclusion rule, natural units, first usable answer per
+    prompt, pandas self-join, pairs with a positive midpoint, a (task, profile) cluster
+    bootstrap per cell."""
     from rupeebias_core.parsing import metric_exclusion, parse
 
     data, model = args
@@ -230,7 +339,7 @@ def reference_corrected(args: tuple[str, str]) -> tuple[str, pd.DataFrame, float
         rows.append({"model": model, "language": lang, "task": task, "axis": axis,
                      "mean_delta": sel["delta"].mean(), "mean_delta_lo": lo,
                      "mean_delta_hi": hi, "n_pairs": len(sel)})
-    return model, pd.DataFrame(rows), time.perf_counter() - t0
+    return model, *_ref_timed(t0, pd.DataFrame(rows), df, model, True)
 
 
 # --- measurement helpers ---------------------------------------------------------------------
@@ -314,6 +423,55 @@ def compare(fast: pd.DataFrame, ref: pd.DataFrame) -> None:
               "4 MC sd)")
 
 
+#: Per table: its key columns, the columns that must agree to rounding, and the Monte-Carlo
+#: ones with the sd of a fast − reference difference from Monte-Carlo error alone.
+TABLE_CHECKS = {
+    "max_gaps": (["model", "task", "axis"],
+                 ["gap", "n_rows", "top_identifier", "bottom_identifier"], ["gap_lo", "gap_hi"]),
+    "kendall_w_usecase": (["model", "language", "task", "axis"],
+                          ["w", "p_value", "n_blocks", "w_chance"], ["w_perm_p"]),
+}
+
+
+def _mc_sd(table: str, ref: pd.DataFrame) -> pd.Series:
+    """The sd of fast − reference from Monte-Carlo error alone, per row: a percentile endpoint
+    of 500 replicates has sd ≈ √(0.025·0.975/500)/φ(1.96) σ* ≈ 0.12 σ*, σ* = CI width / 3.92;
+    a permutation p of 999 draws has sd √(p(1 − p)/999). Two independent runs: × √2."""
+    if table == "max_gaps":
+        sd = 0.1196 * (ref["gap_hi_r"] - ref["gap_lo_r"]) / 3.92
+    else:
+        p = ref["w_perm_p_r"].clip(1 / 1000, 1 - 1 / 1000)
+        sd = np.sqrt(p * (1 - p) / W_PERMUTATIONS)
+    return sd * math.sqrt(2)
+
+
+def compare_table(table: str, fast: pd.DataFrame, ref: pd.DataFrame) -> None:
+    """Rows matched on the table's keys; exact columns to rounding, Monte-Carlo ones in units
+    of their Monte-Carlo sd (about 1 on average if the two agree; more than 4 is a finding)."""
+    keys, exact, mc = TABLE_CHECKS[table]
+    if "axis" in fast.columns:
+        fast = fast[fast["axis"] != "Mean"]  # the reference has per-block rows only
+    m = fast[keys + exact + mc].merge(ref[keys + exact + mc], on=keys, how="outer",
+                                      suffixes=("_f", "_r"), indicator=True)
+    print(f"    rows compared: {int((m['_merge'] == 'both').sum())} "
+          f"(only fast: {int((m['_merge'] == 'left_only').sum())}, "
+          f"only reference: {int((m['_merge'] == 'right_only').sum())})")
+    m = m[m["_merge"] == "both"]
+    for col in exact:
+        f, r = m[f"{col}_f"], m[f"{col}_r"]
+        if not (pd.api.types.is_numeric_dtype(f) and pd.api.types.is_numeric_dtype(r)):
+            print(f"    {col:18s} {int((f != r).sum())} of {len(m)} differ")
+        else:
+            print(f"    max |fast − reference| {col:18s} "
+                  f"{(f.astype(float) - r.astype(float)).abs().max():.3g}")
+    sd = _mc_sd(table, m)
+    for col in mc:
+        z = ((m[f"{col}_f"] - m[f"{col}_r"]).abs() / sd)[sd > 0]
+        print(f"    |fast − reference| {col:18s} mean {z.mean():.2f}, max {z.max():.2f} "
+              f"Monte-Carlo sd ({int((z > 4).sum())} of {len(z)} beyond 4; about 0.8 mean "
+              "expected from Monte-Carlo error alone)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--workers", type=int, default=2)
@@ -343,28 +501,30 @@ def main() -> int:
         scale = len(SPECS) / k
         methods = ("upstream", "corrected") if args.method == "both" else (args.method,)
         refs = {"upstream": reference_model, "corrected": reference_corrected}
-        ref_total = ref_cpu_all = 0.0
-        ref_up = 0.0
+        ref_total = ref_cpu_all = ref_cube_total = 0.0
         for method in methods:
             t1 = time.perf_counter()
             with ProcessPoolExecutor(args.workers) as pool:
                 results = list(pool.map(refs[method], [(str(tmp), m) for m in models]))
             ref_wall = time.perf_counter() - t1
-            ref_cpu = sum(r[2] for r in results)
+            part_s = {t: sum(r[2][t] for r in results) for t in results[0][2]}
+            ref_cpu = sum(part_s.values())
             if k == len(SPECS):
                 total, label = ref_wall, ""
             else:  # per-model times × 9/k, spread over the workers
                 total = ref_cpu * scale / args.workers
                 label = f" (measured on {k} model(s), extrapolated ×{scale:.2f} over " \
                         f"{args.workers} processes)"
-            print(f"reference ({method}): plain pandas/numpy delta cube only, {args.workers} "
-                  f"processes: {total:.1f} s wall{label}, {ref_cpu * scale:.1f} s CPU")
+            parts = ", ".join(f"{t} {v * scale:.0f} s" for t, v in part_s.items())
+            print(f"reference ({method}): plain pandas/numpy delta cube, MOG and Kendall's W "
+                  f"(per block), {args.workers} processes: {total:.1f} s wall{label}, "
+                  f"{ref_cpu * scale:.1f} s CPU ({parts})")
             ref_total += total
             ref_cpu_all += ref_cpu * scale
-            ref_up = total if method == "upstream" else ref_up
+            ref_cube_total += total * part_s["delta"] / ref_cpu
             fast = pd.read_parquet(DataLayout(tmp).metrics("delta"))
             fast = fast[fast["model"].isin(models) & (fast["method"] == method)]
-            ref_cube = pd.concat([r[1] for r in results], ignore_index=True)
+            ref_cube = pd.concat([r[1]["delta"] for r in results], ignore_index=True)
             if len(fast):
                 if method == "corrected":  # no V@10 in this reference
                     fast = fast.drop(columns=[c for c in fast.columns
@@ -373,15 +533,23 @@ def main() -> int:
                                                violation_10_hi=np.nan)
                     fast = fast.assign(violation_10=np.nan, violation_10_lo=np.nan,
                                        violation_10_hi=np.nan)
+                print(f"  delta ({method}):")
                 compare(fast.drop(columns=["flag"], errors="ignore"), ref_cube)
-        print(f"speed-up: {ref_total / wall:.1f}× wall, {ref_cpu_all / cpu:.1f}× CPU against "
-              f"the reference of the same methods ({', '.join(methods)}; a lower bound: the "
-              f"fast run also computes the {len(TABLE_NAMES) - 2} other tables)")
-        if len(methods) > 1:
-            print(f"          {ref_up / wall:.1f}× wall against the upstream reference alone "
-                  "(the comparison this benchmark printed before 2026-12-01)")
-        targets = [("full run ≤ 30 s", wall <= 30), ("≥ 20× the reference",
-                                                     ref_total / wall >= 20),
+            for table in ("max_gaps", "kendall_w_usecase"):
+                f = pd.read_parquet(DataLayout(tmp).metrics(table))
+                f = f[f["model"].isin(models) & (f["method"] == method)]
+                print(f"  {table} ({method}):")
+                compare_table(table, f, pd.concat([r[1][table] for r in results],
+                                                  ignore_index=True))
+        print(f"speed-up: {ref_cube_total / wall:.1f}× wall against the delta-cube part of the "
+              "reference (the reference the issue-16 target was measured against until now)")
+        print(f"          {ref_total / wall:.1f}× wall, {ref_cpu_all / cpu:.1f}× CPU against the "
+              f"whole reference ({', '.join(methods)}: delta cube, MOG and Kendall's W; still a "
+              f"lower bound: the fast run also computes {len(TABLE_NAMES) - 3} more tables)")
+        # The target is held to the delta-cube reference it was first measured against: a
+        # reference that grows with the fast run's work would make it easier to meet.
+        targets = [("full run ≤ 30 s", wall <= 30),
+                   ("≥ 20× the delta-cube reference", ref_cube_total / wall >= 20),
                    ("≤ 2 GB peak", rss_tree <= 2048)]
         print("targets: " + ", ".join(f"{n}: {'met' if ok else 'MISSED'}" for n, ok in targets))
     finally:

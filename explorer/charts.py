@@ -18,7 +18,6 @@ serialises without re-validation — the full schema check runs in
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import math
@@ -218,7 +217,19 @@ def spec(builder: Callable[..., alt.TopLevelMixin], /, *args: Any, **kwargs: Any
             _SPECS[key] = hit
             while len(_SPECS) > SPEC_CACHE_SIZE:
                 _SPECS.popitem(last=False)
-    return copy.deepcopy(hit)
+    return _copy_spec(hit)
+
+
+def _copy_spec(value: Any, in_data: bool = False) -> Any:
+    """A copy of a spec's dicts and lists that shares its data rows (``datasets`` and
+    ``data.values``: read, never changed, and most of a spec): a deep copy of them was half
+    of a cached chart's run."""
+    if isinstance(value, dict):
+        return {k: (list(v) if isinstance(v, list) and (in_data or k == "values") else
+                    _copy_spec(v, k == "datasets")) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_spec(v) for v in value]
+    return value
 
 
 def language_scale() -> alt.Scale:

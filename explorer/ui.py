@@ -16,7 +16,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import pandas as pd
 import streamlit as st
@@ -157,6 +157,17 @@ def ensure_router() -> None:
         st.rerun()
 
 
+def page_body(draw: Callable[[], None]) -> None:
+    """Run ``draw`` — a page's own controls and the content they steer — as a fragment.
+
+    Why: a change of one of those controls then reruns only this part, not the router, the
+    sidebar and the header (issue 17 item 9: a filter change in ≤ 0.6 s). A sidebar filter
+    still reruns the whole page, fragment included, so anything a control inside sets must
+    be drawn inside too. ``PageState.sync`` inside writes the URL, so the view stays
+    linkable."""
+    st.fragment(draw)()
+
+
 def page_header(title: str, intro: str) -> None:
     ensure_router()
     st.title(title)
@@ -240,7 +251,11 @@ def downloads(frame: pd.DataFrame, name: str, key: str, what: str = "this table"
 
 
 def column_config(frame: pd.DataFrame) -> dict[str, ColumnConfig]:
-    """Number formats inferred from column names; header tooltips from the table registry."""
+    """Number formats inferred from column names (thousands separated, a fixed number of
+    decimals: 1,234 and 12,345.68); header tooltips from the table registry.
+
+    The formats are the grid's own (printf with ``,``), not a pandas Styler: a Styler renders
+    every cell to text on the server on each run, which was a third of a table page's run."""
     config: dict[str, ColumnConfig] = {}
     for col in frame.columns:
         name = str(col)
@@ -248,16 +263,18 @@ def column_config(frame: pd.DataFrame) -> dict[str, ColumnConfig]:
         if name in ("Model", "Row", "Identifier"):  # never truncate the names
             config[name] = st.column_config.TextColumn(name, width="medium", pinned=True,
                                                        help=help_text)
-        elif name.endswith("n pairs") or name.startswith("n ") or name in ("n", "n rows"):
-            config[name] = st.column_config.NumberColumn(name, format="localized",
-                                                         help=help_text)
+        elif _is_count(name) and pd.api.types.is_numeric_dtype(frame[col]):
+            config[name] = st.column_config.NumberColumn(name, format="%,d", help=help_text)
         elif pd.api.types.is_float_dtype(frame[col]):
-            digits = _digits(name)
-            config[name] = st.column_config.NumberColumn(name, format=f"%.{digits}f",
-                                                         help=help_text)
+            config[name] = st.column_config.NumberColumn(
+                name, format=f"%,.{_digits(name)}f", help=help_text)
         elif help_text:
             config[name] = st.column_config.Column(name, help=help_text)
     return config
+
+
+def _is_count(name: str) -> bool:
+    return name.endswith("n pairs") or name.startswith("n ") or name in ("n", "n rows")
 
 
 #: Headers printed with more digits than their kind's default (as the paper prints them).
@@ -289,32 +306,10 @@ def table(frame: pd.DataFrame, name: str, key: str, height: int | Literal["auto"
             color=[vocab.SOURCE_COLORS[k] for k in vocab.SOURCE_LABELS])
     # "auto": show every row up to ~16 without an inner scrollbar
     rows_height = height if isinstance(height, int) else min(38 + 35 * max(len(frame), 1), 600)
-    # placeholder: Streamlit draws a missing cell as "None" whatever the Styler says
-    st.dataframe(styled(shown, cfg), hide_index=True, column_config=cfg, height=rows_height,
+    # placeholder: Streamlit draws a missing cell as "None" otherwise
+    st.dataframe(shown, hide_index=True, column_config=cfg, height=rows_height,
                  key=f"df-{key}", placeholder=MISSING)
     downloads(frame, name, key)
-
-
-def styled(frame: pd.DataFrame, cfg: dict[str, ColumnConfig]) -> object:
-    """The frame as a Styler that prints missing values as ``—`` (never ``None``/``nan``)
-    with each number column's digits; sorting still uses the numbers. Small frames only
-    (a Styler renders every cell)."""
-    if frame.empty or len(frame) > 5000:
-        return frame
-    formats: dict[str, object] = {}
-    for col in frame.columns:
-        name = str(col)
-        if name.endswith("n pairs") or name.startswith("n ") or name in ("n", "n rows"):
-            formats[col] = lambda v: MISSING if pd.isna(v) else f"{int(v):,}"
-        elif pd.api.types.is_float_dtype(frame[col]):
-            digits = _digits(name)
-            formats[col] = (lambda d: lambda v: MISSING if pd.isna(v) else f"{v:,.{d}f}")(digits)
-    for col, conf in list(cfg.items()):  # Styler text wins over a NumberColumn's format
-        # a column config is a TypedDict, a plain dict at run time; only "type_config" is read
-        type_config = cast("dict[str, Any]", conf).get("type_config") if conf else None
-        if col in formats and isinstance(type_config, dict) and type_config.get("format"):
-            type_config.pop("format", None)
-    return frame.style.format(formats, na_rep=MISSING)
 
 
 def chart(spec: dict[str, Any], data: pd.DataFrame, name: str, key: str, alt_text: str,

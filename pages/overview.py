@@ -90,169 +90,174 @@ cols = st.columns(len(PRESETS))
 for col, name in zip(cols, PRESETS, strict=True):
     col.button(name, on_click=_apply, args=(name,), key=f"{PAGE}.preset.{name}",
                use_container_width=True)
-c1, c2, c3, c4 = st.columns([1.1, 1.3, 1.1, 1.7])
-c1.selectbox("Language", filters.LANG_OPTIONS, key=ps.key("lang"),
-             format_func=ui.label_func({"all": "Both (side by side)", **vocab.LANGUAGE_LABELS}))
-c2.selectbox("Use case", filters.TASK_OPTIONS, key=ps.key("task"),
-             format_func=ui.label_func(vocab.TASK_LABELS))
-c3.selectbox("Axis", filters.AXIS_OPTIONS, key=ps.key("axis"),
-             format_func=ui.label_func(vocab.AXIS_LABELS))
-_lang_now = str(ps.value("lang"))
-# The sort box must name the column the table is sorted by: with one language chosen, a
-# "Mean Δ%" or "V@10" sort means that language's column.
-_sort_now = str(ps.value("sort"))
-if _lang_now != "all" and _sort_now in ("overall", "en", "hinglish") and _sort_now != _lang_now:
-    ps.set("sort", _lang_now)
-if _lang_now != "all" and _sort_now.startswith("v10_") and _sort_now != f"v10_{_lang_now}":
-    ps.set("sort", f"v10_{_lang_now}")
-with c4:
-    s1, s2 = st.columns([1.4, 1])
-    s1.selectbox("Sort by", tuple(SORTS), key=ps.key("sort"), format_func=SORTS.get)
-    s2.selectbox("Order", ("asc", "desc"), key=ps.key("order"),
-                 format_func={"asc": "Lowest first", "desc": "Highest first"}.get)
-sel_models, kinds, method, labels = filters.settle(ps, models)
-lang, task, axis = str(ps.value("lang")), str(ps.value("task")), str(ps.value("axis"))
-group = {"all": "Overall", "en": "English", "hinglish": "Hinglish"}
-scope = (f"{vocab.TASK_LABELS[task]} · {vocab.AXIS_LABELS[axis]} · "
-         f"{ {'all': 'English + Hinglish', **vocab.LANGUAGE_LABELS}[lang] }")
+def _body() -> None:
+    """The leaderboard's filters and the leaderboard (a fragment: see ui.page_body)."""
+    c1, c2, c3, c4 = st.columns([1.1, 1.3, 1.1, 1.7])
+    c1.selectbox("Language", filters.LANG_OPTIONS, key=ps.key("lang"),
+                 format_func=ui.label_func({"all": "Both (side by side)", **vocab.LANGUAGE_LABELS}))
+    c2.selectbox("Use case", filters.TASK_OPTIONS, key=ps.key("task"),
+                 format_func=ui.label_func(vocab.TASK_LABELS))
+    c3.selectbox("Axis", filters.AXIS_OPTIONS, key=ps.key("axis"),
+                 format_func=ui.label_func(vocab.AXIS_LABELS))
+    _lang_now = str(ps.value("lang"))
+    # The sort box must name the column the table is sorted by: with one language chosen, a
+    # "Mean Δ%" or "V@10" sort means that language's column.
+    _sort_now = str(ps.value("sort"))
+    if _lang_now != "all" and _sort_now in ("overall", "en", "hinglish") and _sort_now != _lang_now:
+        ps.set("sort", _lang_now)
+    if _lang_now != "all" and _sort_now.startswith("v10_") and _sort_now != f"v10_{_lang_now}":
+        ps.set("sort", f"v10_{_lang_now}")
+    with c4:
+        s1, s2 = st.columns([1.4, 1])
+        s1.selectbox("Sort by", tuple(SORTS), key=ps.key("sort"), format_func=SORTS.get)
+        s2.selectbox("Order", ("asc", "desc"), key=ps.key("order"),
+                     format_func={"asc": "Lowest first", "desc": "Highest first"}.get)
+    sel_models, kinds, method, labels = filters.settle(ps, models)
+    lang, task, axis = str(ps.value("lang")), str(ps.value("task")), str(ps.value("axis"))
+    group = {"all": "Overall", "en": "English", "hinglish": "Hinglish"}
+    scope = (f"{vocab.TASK_LABELS[task]} · {vocab.AXIS_LABELS[axis]} · "
+             f"{ {'all': 'English + Hinglish', **vocab.LANGUAGE_LABELS}[lang] }")
 
 
-def _sort_column(board: pd.DataFrame) -> tuple[str, str]:
-    """The column this lane is sorted by, and a note when the chosen one has no value here."""
-    want = SORTS[str(ps.value("sort"))]
-    if want in board.columns:
-        return want, ""
-    values = [c for c in board.columns if c.endswith("Mean Δ%")]
-    if str(ps.value("sort")).startswith("v10"):
-        values = [c for c in board.columns if c.endswith("V@10 %")] or values
-    if not values:
-        return "Model", ""
-    return values[0], f" ({want} is not available for this cell)"
+    def _sort_column(board: pd.DataFrame) -> tuple[str, str]:
+        """The column this lane is sorted by, and a note when the chosen one has no value here."""
+        want = SORTS[str(ps.value("sort"))]
+        if want in board.columns:
+            return want, ""
+        values = [c for c in board.columns if c.endswith("Mean Δ%")]
+        if str(ps.value("sort")).startswith("v10"):
+            values = [c for c in board.columns if c.endswith("V@10 %")] or values
+        if not values:
+            return "Model", ""
+        return values[0], f" ({want} is not available for this cell)"
 
 
-def _lane(kind: str, cells: pd.DataFrame, hidden: int) -> None:
-    universe = tables.model_frame(models, sel_models, (kind,))
-    sub = cells[cells["source_kind"] == kind] if len(cells) else cells
-    board = tables.leaderboard(sub, universe, task, axis, lang)
-    board, dropped = tables.drop_empty(board)
-    col, why = _sort_column(board)
-    board = tables.sort_frame(board, col, ps.value("order") == "desc")
-    values = [c for c in board.columns if c.endswith("Mean Δ%")]
-    n_empty = int(board[values[0]].isna().sum()) if values else len(board)
-    ui.lane(kind)
-    if board.empty:
-        ui.no_rows("models")
-        return
-    dropped = [c for c in dropped if c.endswith(("Mean Δ%", "V@10 %"))]
-    if kind == "published" and dropped:
-        st.caption("Not published for this cell: " + ", ".join(dropped)
-            + ". The paper publishes the pooled Table 2 cell and, per axis, English and "
-              "Hinglish separately (Tables 3/4); nothing per use case.")
-    if kind == "published" and not values:
-        st.info("The paper publishes no number for this cell (it has no per-use-case numbers). "
-                "Only models computed here could answer it — see below.",
-                icon=":material/info:")
+    def _lane(kind: str, cells: pd.DataFrame, hidden: int) -> None:
+        universe = tables.model_frame(models, sel_models, (kind,))
+        sub = cells[cells["source_kind"] == kind] if len(cells) else cells
+        board = tables.leaderboard(sub, universe, task, axis, lang)
+        board, dropped = tables.drop_empty(board)
+        col, why = _sort_column(board)
+        board = tables.sort_frame(board, col, ps.value("order") == "desc")
+        values = [c for c in board.columns if c.endswith("Mean Δ%")]
+        n_empty = int(board[values[0]].isna().sum()) if values else len(board)
+        ui.lane(kind)
+        if board.empty:
+            ui.no_rows("models")
+            return
+        dropped = [c for c in dropped if c.endswith(("Mean Δ%", "V@10 %"))]
+        if kind == "published" and dropped:
+            st.caption("Not published for this cell: " + ", ".join(dropped)
+                + ". The paper publishes the pooled Table 2 cell and, per axis, English and "
+                  "Hinglish separately (Tables 3/4); nothing per use case.")
+        if kind == "published" and not values:
+            st.info("The paper publishes no number for this cell (it has no per-use-case numbers). "
+                    "Only models computed here could answer it — see below.",
+                    icon=":material/info:")
+            ui.table(board, f"rupeebias leaderboard {kind} {task} {axis} {lang}",
+                     f"{PAGE}-board-{kind}")  # the rows stay, with the reason in Coverage
+            return
+        masked = board[board["Coverage"].astype(str).str.startswith("not a gap")]
+        if kind == "computed" and len(masked):
+            ui.sentence(
+                f"Under the authors' method, {', '.join(masked['Model'])}: this cell pools "
+                "counter-offer answers compared as markups, whose relative 'gap' is not a distance "
+                "between answers (it can even be negative), so no gap is shown. Choose *Corrected "
+                "method* under Method in the sidebar for a gap that means what it says.")
+        # The plain sentence: the largest gap in this lane, with its interval and caveat.
+        if values:
+            vcol = values[0]
+            ranked = board[board[vcol].notna()]
+            if len(ranked):
+                top = ranked.loc[ranked[vcol].idxmax()]
+                group_name = vcol.removesuffix(" Mean Δ%")
+                lang_code = {v: k for k, v in group.items()}.get(group_name, lang)
+                text = sentences.gap(str(top["Model"]), top[vcol], top.get(f"{group_name} CI low"),
+                                     top.get(f"{group_name} CI high"), lang=lang_code, task=task,
+                                     axis=axis, published=kind == "published")
+                if kind == "published":
+                    text += " " + sentences.spread(ranked[vcol], ranked["Model"])
+                else:
+                    text += " " + _decomposition_sentence(str(top["Model ID"]), str(top["Model"]),
+                                                          lang_code)
+                ui.sentence(text)
+        ui.explain(
+            f"**{scope}.** {len(board)} row(s)"
+            + (f"; {n_empty} without a number for this cell (reason in *Coverage*)" if n_empty
+               else "")
+            + ". "
+            + (f"{hidden} alternative published transcription row(s) (the paper's 1-dp Table 2) "
+               f"are set aside in favour of the authors' 2-dp README version. "
+               if hidden and kind == "published" else "")
+            + "Lower Mean Δ% = smaller gaps. Sorted by " + col + why
+            + (" (highest first)." if ps.value("order") == "desc" else " (lowest first)."))
+        if kind == "published":
+            ui.paper_ci_caveat()
         ui.table(board, f"rupeebias leaderboard {kind} {task} {axis} {lang}",
-                 f"{PAGE}-board-{kind}")  # the rows stay, with the reason in Coverage
-        return
-    masked = board[board["Coverage"].astype(str).str.startswith("not a gap")]
-    if kind == "computed" and len(masked):
-        ui.sentence(
-            f"Under the authors' method, {', '.join(masked['Model'])}: this cell pools "
-            "counter-offer answers compared as markups, whose relative 'gap' is not a distance "
-            "between answers (it can even be negative), so no gap is shown. Choose *Corrected "
-            "method* under Method in the sidebar for a gap that means what it says.")
-    # The plain sentence: the largest gap in this lane, with its interval and caveat.
-    if values:
-        vcol = values[0]
-        ranked = board[board[vcol].notna()]
-        if len(ranked):
-            top = ranked.loc[ranked[vcol].idxmax()]
-            group_name = vcol.removesuffix(" Mean Δ%")
-            lang_code = {v: k for k, v in group.items()}.get(group_name, lang)
-            text = sentences.gap(str(top["Model"]), top[vcol], top.get(f"{group_name} CI low"),
-                                 top.get(f"{group_name} CI high"), lang=lang_code, task=task,
-                                 axis=axis, published=kind == "published")
-            if kind == "published":
-                text += " " + sentences.spread(ranked[vcol], ranked["Model"])
-            else:
-                text += " " + _decomposition_sentence(str(top["Model ID"]), str(top["Model"]),
-                                                      lang_code)
-            ui.sentence(text)
-    ui.explain(
-        f"**{scope}.** {len(board)} row(s)"
-        + (f"; {n_empty} without a number for this cell (reason in *Coverage*)" if n_empty
-           else "")
-        + ". "
-        + (f"{hidden} alternative published transcription row(s) (the paper's 1-dp Table 2) are "
-           "set aside in favour of the authors' 2-dp README version. "
-           if hidden and kind == "published" else "")
-        + "Lower Mean Δ% = smaller gaps. Sorted by " + col + why
-        + (" (highest first)." if ps.value("order") == "desc" else " (lowest first)."))
-    if kind == "published":
-        ui.paper_ci_caveat()
-    ui.table(board, f"rupeebias leaderboard {kind} {task} {axis} {lang}",
-             f"{PAGE}-board-{kind}")
-    _chart(kind, sub, board)
+                 f"{PAGE}-board-{kind}")
+        _chart(kind, sub, board)
 
 
-def _decomposition_sentence(model: str, label: str, lang_code: str) -> str:
-    try:
-        dec = data.rows("gap_decomposition", model=model, method=method, language=lang_code,
-                        task=task, axis=axis)
-    except data.DataUnavailable:
-        return ("Whether this gap is more than noise is not computed in this deployment yet.")
-    row = dec.iloc[0] if len(dec) else None
-    return sentences.decomposition(label, row, lang=lang_code, task=task, axis=axis,
-                                   lead=False).strip()
+    def _decomposition_sentence(model: str, label: str, lang_code: str) -> str:
+        try:
+            dec = data.rows("gap_decomposition", model=model, method=method, language=lang_code,
+                            task=task, axis=axis)
+        except data.DataUnavailable:
+            return ("Whether this gap is more than noise is not computed in this deployment yet.")
+        row = dec.iloc[0] if len(dec) else None
+        return sentences.decomposition(label, row, lang=lang_code, task=task, axis=axis,
+                                       lead=False).strip()
 
 
-def _chart(kind: str, sub: pd.DataFrame, board: pd.DataFrame) -> None:
-    long = []
-    for rec in sub.itertuples(index=False):
-        if lang != "all" and rec.language != lang:
-            continue
-        if pd.isna(rec.mean_delta):
-            continue
-        long.append({"Model": labels.get(rec.model, rec.model),
-                     "Language": group.get(rec.language, rec.language),
-                     "Mean Δ%": rec.mean_delta, "CI low": rec.mean_delta_lo,
-                     "CI high": rec.mean_delta_hi, "Source": rec.source,
-                     "Model ID": rec.model})
-    chart_df = pd.DataFrame(long, columns=["Model", "Language", "Mean Δ%", "CI low", "CI high",
-                                           "Source", "Model ID"])
-    if chart_df.empty:
-        return
-    order = list(dict.fromkeys(board["Model"]))
-    spec = charts.spec(
-        charts.ci_dots, chart_df, x="Mean Δ%", lo="CI low", hi="CI high", y="Model",
-        color="Language", y_order=order, x_title="Mean Δ% (lower = smaller gaps)",
-        color_scale=charts.language_scale(), tooltip=("Source",))
-    note = charts.clip_note(charts.clip_limits(chart_df["CI high"]), chart_df, "Mean Δ%")
-    if note:
-        ui.explain(note)
-    ui.chart(spec, chart_df, f"mean delta {kind} {task} {axis}", f"{PAGE}-ci-{kind}",
-             alt_text=f"Dot plot of Mean Δ% per {kind} model with 95% confidence intervals.",
-             title=f"Mean Δ% with 95 % CI — {vocab.SOURCE_LABELS[kind]}", subtitle=scope,
-             source=ui.source_line(sub.assign(n_pairs=sub.get("n_pairs")), labels))
+    def _chart(kind: str, sub: pd.DataFrame, board: pd.DataFrame) -> None:
+        long = []
+        for rec in sub.itertuples(index=False):
+            if lang != "all" and rec.language != lang:
+                continue
+            if pd.isna(rec.mean_delta):
+                continue
+            long.append({"Model": labels.get(rec.model, rec.model),
+                         "Language": group.get(rec.language, rec.language),
+                         "Mean Δ%": rec.mean_delta, "CI low": rec.mean_delta_lo,
+                         "CI high": rec.mean_delta_hi, "Source": rec.source,
+                         "Model ID": rec.model})
+        chart_df = pd.DataFrame(long, columns=["Model", "Language", "Mean Δ%", "CI low", "CI high",
+                                               "Source", "Model ID"])
+        if chart_df.empty:
+            return
+        order = list(dict.fromkeys(board["Model"]))
+        spec = charts.spec(
+            charts.ci_dots, chart_df, x="Mean Δ%", lo="CI low", hi="CI high", y="Model",
+            color="Language", y_order=order, x_title="Mean Δ% (lower = smaller gaps)",
+            color_scale=charts.language_scale(), tooltip=("Source",))
+        note = charts.clip_note(charts.clip_limits(chart_df["CI high"]), chart_df, "Mean Δ%")
+        if note:
+            ui.explain(note)
+        ui.chart(spec, chart_df, f"mean delta {kind} {task} {axis}", f"{PAGE}-ci-{kind}",
+                 alt_text=f"Dot plot of Mean Δ% per {kind} model with 95% confidence intervals.",
+                 title=f"Mean Δ% with 95 % CI — {vocab.SOURCE_LABELS[kind]}", subtitle=scope,
+                 source=ui.source_line(sub.assign(n_pairs=sub.get("n_pairs")), labels))
 
 
-# ---- leaderboard: one lane per source, never ranked together ---------------------------------
-with ui.guard("The leaderboard"):
-    if task == "all" and axis == "all" and data.present("leaderboard"):
-        cells = data.rows("leaderboard", model=sel_models, source_kind=kinds, method=method)
-        cells = cells[(cells.get("task", "all") == "all") & (cells.get("axis", "all") == "all")]
-    else:
-        cells = data.rows("delta", task=task, axis=axis, model=sel_models, source_kind=kinds,
-                          method=method)
-    cells, hidden = tables.prefer_published(cells, ["model", "language", "task", "axis"])
-    source_table = ("leaderboard" if task == "all" and axis == "all"
-                    and data.present("leaderboard") else "delta")
-    cells = tables.mask_markup(cells, derive=not data.computed_file_has(source_table, "flag"))
-    if not kinds:
-        ui.no_rows("models (no source chosen)")
-    for kind in [k for k in vocab.SOURCE_KINDS if k in kinds]:
-        _lane(kind, cells, hidden)
+    # ---- leaderboard: one lane per source, never ranked together ---------------------------------
+    with ui.guard("The leaderboard"):
+        if task == "all" and axis == "all" and data.present("leaderboard"):
+            cells = data.rows("leaderboard", model=sel_models, source_kind=kinds, method=method)
+            cells = cells[(cells.get("task", "all") == "all") & (cells.get("axis", "all") == "all")]
+        else:
+            cells = data.rows("delta", task=task, axis=axis, model=sel_models, source_kind=kinds,
+                              method=method)
+        cells, hidden = tables.prefer_published(cells, ["model", "language", "task", "axis"])
+        source_table = ("leaderboard" if task == "all" and axis == "all"
+                        and data.present("leaderboard") else "delta")
+        cells = tables.mask_markup(cells, derive=not data.computed_file_has(source_table, "flag"))
+        if not kinds:
+            ui.no_rows("models (no source chosen)")
+        for kind in [k for k in vocab.SOURCE_KINDS if k in kinds]:
+            _lane(kind, cells, hidden)
 
-st.divider()
-ui.permalink(ps.link())
+    st.divider()
+    ui.permalink(ps.link())
+
+
+ui.page_body(_body)

@@ -240,6 +240,33 @@ def test_permalink_reproduces_the_view(server: str, browser_page: object) -> Non
     page.screenshot(path=str(SHOTS / "overview-permalink.png"), full_page=True)
 
 
+@pytest.mark.parametrize(("path", "label", "value", "param"), [
+    ("language_shift", "Axis", "Religion", "axis=Religion"),
+    ("identifiers", "Language", "English", "lang=en"),
+])
+def test_a_page_filter_reruns_its_fragment_and_keeps_the_link(
+        server: str, browser_page: object, path: str, label: str, value: str,
+        param: str) -> None:
+    """The page's own filters run as a fragment (ui.page_body): a change there updates the
+    URL and the view; a sidebar filter then reruns the whole page and keeps it."""
+    page = browser_page
+    title, marker = PAGES[path]
+    page.goto(f"{server}/{path}")
+    _settle(page, title, marker)
+    page.get_by_role("combobox", name=label, exact=True).first.click()
+    page.get_by_role("option", name=value, exact=True).click()
+    page.wait_for_url(re.compile(re.escape(param)), timeout=30_000)
+    _settle(page, title, marker)
+    assert page.get_by_role("combobox", name=label, exact=True).first.input_value() == value
+    page.get_by_test_id("stSidebar").get_by_role("button", name="Published (paper)",
+                                                 exact=True).click()  # computed only
+    page.wait_for_url(re.compile("source=computed"), timeout=30_000)
+    _settle(page, title, marker)
+    assert param in page.url
+    assert page.get_by_role("combobox", name=label, exact=True).first.input_value() == value
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
 def test_hostile_link_is_cleaned(server: str, browser_page: object) -> None:
     page = browser_page
     page.goto(f"{server}/?model=%27%3BDROP%20TABLE%20x%3B--"

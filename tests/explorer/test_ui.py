@@ -48,6 +48,26 @@ def test_column_config_carries_the_registry_tooltips() -> None:
     assert "Unknown header" not in cfg
 
 
+def _format(cfg: dict[str, object], header: str) -> object:
+    entry = cfg[header]
+    assert isinstance(entry, dict)
+    return entry["type_config"].get("format")
+
+
+def test_number_formats_are_the_grids_own_with_thousands_separators() -> None:
+    """Digits and separators come from the column config (printf with ``,``, drawn by the
+    grid: 12,345.68 and 1,234,567, checked in a browser screenshot), not a server-side
+    Styler, and the frame goes to the grid as numbers, so sorting is numeric."""
+    frame = pd.DataFrame({"Mean Δ%": [12345.678], "n pairs": [1234567.0], "ρ p-value": [0.5],
+                          "PABAK": [0.9], "rank": [1]})
+    cfg = ui.column_config(frame)
+    assert _format(cfg, "Mean Δ%") == "%,.2f"
+    assert _format(cfg, "n pairs") == "%,d"  # a count with a gap is a float column
+    assert _format(cfg, "ρ p-value") == "%,.3f"
+    assert _format(cfg, "PABAK") == "%,.4f"
+    assert "rank" not in cfg
+
+
 def test_source_colours_live_once() -> None:
     assert not hasattr(ui, "SOURCE_COLORS")
     scale = charts.source_scale().to_dict()
