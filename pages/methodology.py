@@ -243,9 +243,13 @@ with ui.guard("The model list"):
                                                                          False: "no"}),
                               "Notes": models["note"], "Model ID": models["model"]})
         ui.table(shown, "models", "method-models")
-with st.expander("Data files behind this deployment"):
-    ui.explain(f"Data directory: `{data.data_dir()}` (set `RUPEEBIAS_DATA_DIR` to change).")
-    ui.table(data.status(), "data files", "method-status")
+# lazy, as the notes below: the file table is drawn only while the box is open
+files_box = st.expander("Data files behind this deployment", key="methodology-files",
+                        on_change="rerun")
+if files_box.open:
+    with files_box:
+        ui.explain(f"Data directory: `{data.data_dir()}` (set `RUPEEBIAS_DATA_DIR` to change).")
+        ui.table(data.status(), "data files", "method-status")
 
 
 def _methodology_text(path: Path) -> str | None:

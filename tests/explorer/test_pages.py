@@ -509,6 +509,18 @@ def test_methodology_notes_are_one_lazy_box_per_section(open_page) -> None:
     assert sentence in texts(at)
 
 
+def test_methodology_data_files_table_is_drawn_only_when_opened(open_page) -> None:
+    """The data-file table sits in a lazy box: a visit does not pay for a table it hides."""
+    at = open_page("methodology")
+    def has_files(at: AppTest) -> bool:
+        return any({"table", "files", "status"} <= set(d.value.columns) for d in at.dataframe)
+
+    assert not has_files(at)
+    at.session_state["methodology-files"] = True
+    at.run()
+    assert not at.exception and has_files(at)
+
+
 def test_methodology_shows_the_published_human_validation_tables(open_page, synthetic_dir: Path
                                                                  ) -> None:
     at = open_page("methodology")
