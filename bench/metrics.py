@@ -447,7 +447,8 @@ def _mc_sd(table: str, ref: pd.DataFrame) -> pd.Series:
 
 def compare_table(table: str, fast: pd.DataFrame, ref: pd.DataFrame) -> None:
     """Rows matched on the table's keys; exact columns to rounding, Monte-Carlo ones in units
-    of their Monte-Carlo sd (about 1 on average if the two agree; more than 4 is a finding)."""
+    of their Monte-Carlo sd (about 0.8 on average if the two agree, the mean of |N(0, 1)|;
+    more than 4 is a finding)."""
     keys, exact, mc = TABLE_CHECKS[table]
     if "axis" in fast.columns:
         fast = fast[fast["axis"] != "Mean"]  # the reference has per-block rows only

@@ -37,6 +37,8 @@ ps = PageState(PAGE, [
 ])
 ps.seed()
 filters.draw_common(ps, models)
+
+
 def _body() -> None:
     """The page's filters, views and charts (a fragment: see ui.page_body)."""
     c1, c2, c3 = st.columns([1.4, 1.2, 1.4])

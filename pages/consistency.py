@@ -32,6 +32,8 @@ ps = PageState(PAGE, [*filters.common_params(models), Param("lang", filters.LANG
                       Param("together", ("no", "yes"), "no")])
 ps.seed()
 filters.draw_common(ps, models)
+
+
 def _body() -> None:
     """The page's filters, tabs and their sections (a fragment: see ui.page_body)."""
     st.selectbox("Language", filters.LANG_OPTIONS, key=ps.key("lang"), format_func=LANG_LABELS.get)
@@ -163,9 +165,9 @@ def _body() -> None:
                             f"{float(r['w_perm_p']):.3f}; computed here). The paper's fixed "
                             "cut-offs ignore the chance level, which depends on the number of "
                             "profiles.")
-                    chance = ["Model ID", "source_kind", "language", "w_chance", "w_corrected",
-                              "w_perm_p"]
-                    out = out.merge(kw[kw["axis"] == "Mean"][chance]
+                    chance_cols = ["Model ID", "source_kind", "language", "w_chance",
+                                   "w_corrected", "w_perm_p"]
+                    out = out.merge(kw[kw["axis"] == "Mean"][chance_cols]
                                     .assign(Language=lambda f: f["language"].map(
                                         vocab.LANGUAGE_LABELS),
                                         **{"Source type": lambda f: f["source_kind"].map(

@@ -90,6 +90,8 @@ cols = st.columns(len(PRESETS))
 for col, name in zip(cols, PRESETS, strict=True):
     col.button(name, on_click=_apply, args=(name,), key=f"{PAGE}.preset.{name}",
                use_container_width=True)
+
+
 def _body() -> None:
     """The leaderboard's filters and the leaderboard (a fragment: see ui.page_body)."""
     c1, c2, c3, c4 = st.columns([1.1, 1.3, 1.1, 1.7])

@@ -49,13 +49,14 @@ def shown_messages(at: AppTest) -> list[str]:
     return [c.value for c in at.text]
 
 
-def test_own_question_end_to_end_against_the_fake_server() -> None:
+def test_own_question_end_to_end_against_the_fake_server(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeChatServer(answers=OWN_ANSWERS) as srv:
-        os.environ[live.ENV_LOCAL_BASE_URL] = srv.base_url  # removed by `isolated`
+        monkeypatch.setenv(live.ENV_LOCAL_BASE_URL, srv.base_url)
         # The fake hands out each identity's answers in arrival order, and the expected
         # numbers below pair repeat 1 with repeat 1: one request at a time keeps that order
         # (with 4 in flight, repeats can swap and Δ% reads 8.59 %, as a CI run once did).
-        os.environ[live.ENV_LIMITS["concurrency"]] = "1"
+        monkeypatch.setenv(live.ENV_LIMITS["concurrency"], "1")
         at = own_mode(open_page())
         at.select_slider(key=k("n")).set_value("2").run()
         system = bm.system_prompt("salary_estimation", bm.DEFAULT_SYSTEM_PROMPT_STYLE)
