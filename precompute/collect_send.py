@@ -120,9 +120,11 @@ class Progress:
 
     def show_counts(self, refresh: bool = True) -> None:
         if self.bar is not None:
+            # runner_rejects: answers the authors' runner would have rejected (wrong format
+            # *or* an implausible value, e.g. "### 15000 INR" for a yearly salary)
             self.bar.set_postfix(ok=self.statuses["ok"], empty=self.statuses["empty"],
                                  err=self.statuses["error"], retried=self.retried,
-                                 fmt_err=self.strict_fail, refresh=refresh)
+                                 runner_rejects=self.strict_fail, refresh=refresh)
 
     def tally(self) -> SendTally:
         return SendTally(by_status=dict(self.statuses), by_finish_reason=dict(self.finish),
