@@ -492,10 +492,12 @@ def data_problem(exc: DataUnavailable, what: str = "This section") -> None:
 
 
 def model_notes(models: pd.DataFrame, selected: Sequence[str]) -> None:
-    """Caveats that must travel with the numbers: the 135M model, synthetic test data, notes."""
+    """Caveats that must travel with the numbers: what each local model is (the 135M model, the
+    1.5B code model), partial runs, synthetic test data."""
     chosen = models[models["model"].isin(selected)]
-    if vocab.SMOLLM_SLUG in set(chosen["model"]):
-        st.info(vocab.SMOLLM_NOTE, icon=":material/info:")
+    for model in chosen["model"]:
+        if str(model) in vocab.MODEL_NOTES:
+            st.info(vocab.MODEL_NOTES[str(model)], icon=":material/info:")
     _partial_run_notes(dict(zip(chosen["model"], chosen["label"], strict=True)))
     synthetic = [r.label for r in chosen.itertuples(index=False)
                  if _SYNTHETIC.search(f"{r.label} {r.note} {r.model}")]

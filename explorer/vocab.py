@@ -10,7 +10,7 @@ from __future__ import annotations
 from math import comb
 from types import MappingProxyType
 
-from precompute.endpoint import local_model_id
+from precompute.endpoint import local_model_id, local_model_notes
 from rupeebias_core import benchmark as bm
 from rupeebias_core import pair_semantics
 
@@ -86,11 +86,9 @@ PAPER_MODELS: tuple[str, ...] = (
 
 #: The bundled model (the endpoint layer names it, from the local-model catalogue).
 SMOLLM_SLUG = local_model_id()
-SMOLLM_NOTE = (
-    "SmolLM2-135M-Instruct is a 135-million-parameter model. It is included so that every view "
-    "in this explorer runs on real, computed data end to end — it is not a model anyone would "
-    "consult for salary advice, and its numbers say little about the models people actually use."
-)
+#: One sentence about each local model (the catalogue's), shown wherever its numbers are.
+MODEL_NOTES: MappingProxyType[str, str] = MappingProxyType(local_model_notes())
+SMOLLM_NOTE = MODEL_NOTES[SMOLLM_SLUG]
 
 
 #: Standard + fairness prompts: a complete run answers every one of them.

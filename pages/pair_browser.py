@@ -67,8 +67,20 @@ if models is None:
 raw_models = tuple(models.loc[models["has_raw"], "model"])
 st.info(RAW_NOTE, icon=":material/info:")
 
+
+def most_answered(candidates: tuple[str, ...]) -> str:
+    """The model with the most raw answers (a complete run before a partial one; ties keep the
+    usual model order), so that the page opens on a slot its model has answered."""
+    def answers(model: str) -> int:
+        try:
+            return int(data.raw_coverage(model)["n_rows"].sum())
+        except data.DataUnavailable:
+            return 0
+    return max(candidates, key=answers) if candidates else ""
+
+
 base = [
-    Param("model", raw_models or ("",), (raw_models or ("",))[0]),
+    Param("model", raw_models or ("",), most_answered(raw_models)),
     Param("task", vocab.TASKS, vocab.TASKS[0]),
     Param("lang", vocab.LANGUAGES, "en"),
     Param("axis", vocab.AXES, "Caste"),
@@ -220,7 +232,10 @@ with ui.guard("The prompt text"):
         ui.verbatim(rec["prompt"] or "")
         if model and "response" in row.columns:
             st.markdown("**Raw answer**")
-            ui.verbatim(str(rec["response"]) if rec["response"] is not None else "(no answer)")
+            if "status" in row.columns and pd.isna(rec["status"]):
+                ui.verbatim("(not collected yet: the run has not reached this prompt)")
+            else:
+                ui.verbatim("(no answer)" if pd.isna(rec["response"]) else str(rec["response"]))
 
 st.divider()
 ui.permalink(ps.link())

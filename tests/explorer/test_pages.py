@@ -447,6 +447,9 @@ def test_pair_browser_says_when_a_slot_is_not_collected(partial_raw_dir: Path) -
     note = next(i.value for i in at.info if "has not answered this slot yet" in i.value)
     assert "P01 · Q2" in note and "P01 · Q1," not in note  # the answered slots, not this one
     assert "Mean Δ% in this slot" not in [m.label for m in at.metric]  # no empty table of gaps
+    shown = [t.value for t in at.text]
+    assert "(not collected yet: the run has not reached this prompt)" in shown
+    assert "nan" not in shown  # a missing answer is said in words, never as a float
     at.button(key="pairs-jump").click().run()
     assert not at.exception
     assert dict(at.query_params)["qv"] == "Q2"

@@ -29,9 +29,12 @@ def _complete() -> bool:
     return man["counts"]["rows_in_parquet"] >= vocab.TOTAL_PROMPTS
 
 
-def test_shipped_models_are_the_nine_published_plus_smollm2(shipped: Path) -> None:
+def test_shipped_models_are_the_nine_published_plus_the_local_runs(shipped: Path) -> None:
     models = data.available_models().set_index("model")
-    assert set(models.index[models.computed]) == {vocab.SMOLLM_SLUG}
+    runs = {p.name.removesuffix(".parquet") for p in (SHIPPED / "responses").glob("*.parquet")}
+    assert vocab.SMOLLM_SLUG in runs and runs <= set(vocab.MODEL_NOTES)  # catalogued models
+    assert set(models.index[models.computed]) == runs
+    assert models.loc[sorted(runs), "has_raw"].all()
     assert models.published.sum() == 9 and not models.loc[vocab.SMOLLM_SLUG, "published"]
     assert models.loc[vocab.SMOLLM_SLUG, "has_raw"]  # the pair browser can open its answers
     assert models.loc[vocab.SMOLLM_SLUG, "label"] == "SmolLM2-135M-Instruct (bundled)"
@@ -64,3 +67,19 @@ def test_overview_lists_all_ten_models_by_default(shipped: Path) -> None:
     cells = " ".join(map(str, board.to_numpy().ravel()))
     for label in data.model_labels().values():
         assert label in cells, label
+
+
+def test_pair_browser_opens_on_the_run_with_the_most_answers(shipped: Path) -> None:
+    """With a partial run shipped beside a complete one, the default slot must have answers:
+    the page opens on the model that has answered the most prompts."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page(PAGES["pairs"])
+    at.run()
+    assert not at.exception
+    counts = {m: int(len(pd.read_parquet(p, columns=["id"])))
+              for m, p in ((p.name.removesuffix(".parquet"), p)
+                           for p in (SHIPPED / "responses").glob("*.parquet"))}
+    fullest = max(sorted(counts), key=counts.get)
+    model = next(s for s in at.selectbox if s.label == "Model")
+    assert model.value == fullest
+    assert not any("has not answered this slot yet" in i.value for i in at.info)

@@ -73,3 +73,32 @@ def test_source_colours_live_once() -> None:
     scale = charts.source_scale().to_dict()
     assert scale["domain"] == [vocab.SOURCE_LABELS[k] for k in vocab.SOURCE_KINDS]
     assert scale["range"] == [vocab.SOURCE_COLORS[k] for k in vocab.SOURCE_KINDS]
+
+
+def test_every_local_model_is_described_by_its_catalogue_sentence() -> None:
+    """Issue 20: wherever a local model's numbers show, one sentence says what it is; the
+    sentence lives once, in the local-model catalogue."""
+    from streamlit.testing.v1 import AppTest
+
+    from precompute import local_models
+
+    qwen = local_models.get("qwen2.5-coder-1.5b-instruct")
+    assert vocab.MODEL_NOTES[qwen.slug] == (
+        "Qwen2.5-Coder-1.5B-Instruct is a 1.5B code-tuned instruction model, included because it "
+        "follows the answer format, so that every raw-answer view works on a model whose answers "
+        "can be read; it is not a model anyone should consult for salary advice.")
+    assert vocab.SMOLLM_NOTE == local_models.get(vocab.SMOLLM_SLUG).note
+
+    def page() -> None:
+        import pandas as pd
+
+        from explorer import ui
+
+        models = pd.DataFrame({"model": ["qwen2.5-coder-1.5b-instruct", "gpt-5.4"],
+                               "label": ["Qwen2.5-Coder-1.5B-Instruct (local)", "GPT 5.4"],
+                               "note": ["", ""]})
+        ui.model_notes(models, ["qwen2.5-coder-1.5b-instruct", "gpt-5.4"])
+
+    at = AppTest.from_function(page).run()
+    assert not at.exception
+    assert [i.value for i in at.info] == [vocab.MODEL_NOTES[qwen.slug]]

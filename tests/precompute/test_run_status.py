@@ -95,11 +95,14 @@ def test_write_doc_replaces_only_its_block(tmp_path: Path,
     assert main(["status", "--data", str(data), "--slug", "absent"]) == 2
 
 
-def test_methodology_quotes_the_shipped_run_exactly() -> None:
-    """docs/methodology.md §6 must say what data/ holds (regenerate with `status --write-doc`)."""
+@pytest.mark.parametrize("slug", sorted(p.name.removesuffix(".parquet") for p in
+                                         (REPO / "data" / "responses").glob("*.parquet")))
+def test_methodology_quotes_the_shipped_run_exactly(slug: str) -> None:
+    """docs/methodology.md §6 must say what data/ holds, for every shipped run (regenerate
+    with `status --write-doc`)."""
     doc = (REPO / "docs" / "methodology.md").read_text(encoding="utf-8")
-    shipped = rs.render(rs.run_status(REPO / "data", "smollm2-135m-instruct"))
-    assert rs.read_block(doc, "smollm2-135m-instruct") == shipped
+    shipped = rs.render(rs.run_status(REPO / "data", slug))
+    assert rs.read_block(doc, slug) == shipped
     assert "rerun `python -m precompute metrics`" not in shipped
 
 
