@@ -55,8 +55,18 @@ def _body() -> None:
         cells = cells.assign(_o=[data.model_order_key(m) for m in cells["model"]]).sort_values(
             ["_o", "source_kind"]).drop(columns="_o")
         side = tables.side_by_side(cells, labels)
+        blanked = sorted({labels.get(m, m) for m, n in zip(
+            cells["model"], cells["note"] if "note" in cells else [None] * len(cells),
+            strict=True) if n == tables.MARKUP_NOTE})
+        if blanked:
+            st.caption(f"Not shown for {', '.join(blanked)}: under the authors' method these "
+                       "pooled gaps include counter-offer markups, which are not distances "
+                       "between answers. Choose the corrected method (sidebar) to see them.")
         if side.empty:
             ui.no_rows("per-axis cells")
+        elif not side[["English Mean Δ%", "Hinglish Mean Δ%"]].notna().any(axis=None):
+            st.info("No per-axis gap to draw for this selection"
+                    + (" (see the note above)." if blanked else "."), icon=":material/block:")
         else:
             pub_side = side[side["Source type"] == vocab.SOURCE_LABELS["published"]].dropna(
                 subset=["Hinglish − English"])

@@ -83,3 +83,19 @@ def test_pair_browser_opens_on_the_run_with_the_most_answers(shipped: Path) -> N
     model = next(s for s in at.selectbox if s.label == "Model")
     assert model.value == fullest
     assert not any("has not answered this slot yet" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("method", ["upstream", "corrected"])
+def test_language_shift_says_why_computed_per_axis_gaps_are_blank(shipped: Path,
+                                                                  method: str) -> None:
+    """Under the authors' method a computed model's pooled gaps include counter-offer markups
+    (not distances), so they are blanked: the page must say so, not draw an empty chart."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["source"] = "computed"
+    at.query_params["method"] = method
+    at.switch_page(PAGES["language"])
+    at.run()
+    assert not at.exception
+    said = any("Not shown for" in c.value and "markups" in c.value for c in at.caption)
+    empty = any("No per-axis gap to draw" in i.value for i in at.info)
+    assert said == empty == (method == "upstream")
