@@ -26,6 +26,18 @@ def model_param(models: pd.DataFrame, default: Sequence[str] | None = None) -> P
     return Param("model", options, chosen, multi=True)
 
 
+def most_answered(candidates: Sequence[str]) -> str:
+    """Of models with raw answers, the one that has answered the most prompts (a complete run
+    before a partial one; ties keep the given order): the model a single-model page opens on,
+    so that its default view has answers."""
+    def answers(model: str) -> int:
+        try:
+            return int(data.raw_coverage(model)["n_rows"].sum())
+        except data.DataUnavailable:
+            return 0
+    return max(candidates, key=answers) if candidates else ""
+
+
 def source_param() -> Param:
     return Param("source", vocab.SOURCE_KINDS, vocab.SOURCE_KINDS, multi=True)
 

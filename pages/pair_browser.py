@@ -68,19 +68,8 @@ raw_models = tuple(models.loc[models["has_raw"], "model"])
 st.info(RAW_NOTE, icon=":material/info:")
 
 
-def most_answered(candidates: tuple[str, ...]) -> str:
-    """The model with the most raw answers (a complete run before a partial one; ties keep the
-    usual model order), so that the page opens on a slot its model has answered."""
-    def answers(model: str) -> int:
-        try:
-            return int(data.raw_coverage(model)["n_rows"].sum())
-        except data.DataUnavailable:
-            return 0
-    return max(candidates, key=answers) if candidates else ""
-
-
 base = [
-    Param("model", raw_models or ("",), most_answered(raw_models)),
+    Param("model", raw_models or ("",), filters.most_answered(raw_models)),
     Param("task", vocab.TASKS, vocab.TASKS[0]),
     Param("lang", vocab.LANGUAGES, "en"),
     Param("axis", vocab.AXES, "Caste"),

@@ -47,7 +47,7 @@ if not computed:
                 "rebuilt (`python -m precompute metrics --data data`) this page fills in.",
                 icon=":material/hourglass_empty:")
     st.stop()
-default_model = vocab.SMOLLM_SLUG if vocab.SMOLLM_SLUG in computed else computed[0]
+default_model = filters.most_answered(computed)
 labels = dict(zip(models["model"], models["label"], strict=True))
 ps = PageState(PAGE, [
     Param("model", tuple(computed), default_model),

@@ -1,5 +1,6 @@
-"""The explorer on the data that ships in ``data/`` (not the synthetic fixtures): the bundled
-SmolLM2 run stands beside the nine published models on every results page, with its caveats."""
+"""The explorer on the data that ships in ``data/`` (not the synthetic fixtures): the local runs
+(SmolLM2, complete; Qwen2.5-Coder, partial) stand beside the nine published models on every
+results page, with their caveats."""
 
 from __future__ import annotations
 
