@@ -92,14 +92,18 @@ with ui.guard("Signed identity effects"):
         ui.sentence(sentences.effects(label, eff, lang=lang, task=task, axis=axis))
         unit = str(eff["unit"].dropna().iloc[0]) if "unit" in eff and eff["unit"].notna().any() \
             else ""
+        rupees = unit == "LPA" or unit.startswith("INR")
+        # the header names the unit: rupees, or percentage points for the % answers
+        amount = "Effect in ₹" if rupees else f"Effect in {unit or 'the task unit'}"
+        amount_ci = "₹ CI" if rupees else f"{unit or 'Unit'} CI"
         sig = eff.get("significant", pd.Series(False, index=eff.index)).fillna(False)
         frame = pd.DataFrame({
             "Identifier": eff["identifier_value"],
             "Effect %": eff["effect_pct"], "CI low": eff.get("effect_pct_lo"),
             "CI high": eff.get("effect_pct_hi"),
-            "Effect in money": [sentences.natural(v, unit) for v in eff.get(
+            amount: [sentences.natural(v, unit) for v in eff.get(
                 "effect_natural", pd.Series(float("nan"), index=eff.index))],
-            "Money CI": [f"{sentences.natural(a, unit)} to {sentences.natural(b, unit)}"
+            amount_ci: [f"{sentences.natural(a, unit)} to {sentences.natural(b, unit)}"
                          if pd.notna(a) and pd.notna(b) else "—"
                          for a, b in zip(eff.get("effect_natural_lo", eff["effect_pct"] * float(
                              "nan")), eff.get("effect_natural_hi", eff["effect_pct"] * float(
@@ -119,15 +123,18 @@ with ui.guard("Signed identity effects"):
             color="BH flag", y_order=list(frame["Identifier"]),
             x_title="% above (+) or below (−) the average identity",
             color_scale=charts.flag_scale(FLAGGED, NOT_FLAGGED), zero_line=True,
-            tooltip=("Effect in money", "p (BH)"))
+            tooltip=(amount, "p (BH)"))
         ui.explain("Dots: the identity's effect with its 95 % interval (profiles resampled). "
                    "Vermillion = still below 5 % after the Benjamini–Hochberg correction for "
                    "testing every identity of every axis of this language and use case; grey = "
                    "could be noise. "
-                   "Money is " + {"LPA": "in rupees a year (the model answered in lakh per "
-                                  "annum)", "INR/year": "in rupees a year", "INR": "in rupees"}
-                   .get(unit, f"in {unit or 'the task unit'}")
-                   + " at the block's typical answer."
+                   + {"LPA": "Money is in rupees a year (the model answered in lakh per "
+                             "annum)", "INR/year": "Money is in rupees a year",
+                      "INR": "Money is in rupees",
+                      "pp": "The effect is in percentage points of the answer (a hike of 10 % "
+                            "that is 8 % for one identity: −2 pp)"}
+                   .get(unit, f"The effect is in {unit or 'the task unit'}")
+                   + ", at the block's typical answer."
                    + (" Under the authors' method counter-offer effects are in points of "
                       "markup." if "markup" in unit else ""))
         note = charts.clip_note(charts.clip_limits(pd.concat(

@@ -131,8 +131,8 @@ def test_who_gets_less_page(open_page, synthetic_dir: Path) -> None:
     got = table.set_index("Identifier")["Effect %"]
     assert got.to_dict() == pytest.approx(want.set_index("identifier_value")["effect_pct"]
                                           .to_dict())
-    assert {"Refusal rate %", "Unusable rate %", "BH flag", "Effect in money"} <= set(table)
-    assert table["Effect in money"].str.contains("₹").all()
+    assert {"Refusal rate %", "Unusable rate %", "BH flag", "Effect in ₹", "₹ CI"} <= set(table)
+    assert table["Effect in ₹"].str.contains("₹").all()
     low = want.loc[want["effect_pct"].idxmin(), "identifier_value"]
     assert f"{low} gets the least" in page  # the plain sentence names who gets less
     assert "consistent identity effect" in page and "identity-free statements" in page
