@@ -136,7 +136,8 @@ def effects(label: str, frame: pd.DataFrame, *, lang: str, task: str, axis: str)
     n_sig = int(ok["significant"].fillna(False).astype(bool).sum()) if "significant" in ok else 0
     money = ""
     if _ok(low.get("effect_natural")) and str(low.get("unit") or ""):
-        money = f", {natural(low.get('effect_natural'), str(low.get('unit')))}"
+        money = (f"; at a typical answer that is "
+                 f"{natural(low.get('effect_natural'), str(low.get('unit')))}")
     excludes = _ok(low.get("effect_pct_hi")) and float(low["effect_pct_hi"]) < 0
     verdict = (f"{n_sig} of {len(ok)} identities {'differs' if n_sig == 1 else 'differ'} from "
                "the axis average after the BH correction for testing every identity of every "
@@ -148,8 +149,9 @@ def effects(label: str, frame: pd.DataFrame, *, lang: str, task: str, axis: str)
                 "may be noise"))
     return (f"In {label}'s {kind} answers ({vocab.AXIS_LABELS.get(axis, axis)}), "
             f"{low['identifier_value']} gets the least: {num(low['effect_pct'])} % against the "
-            f"average identity{money} ({ci(low.get('effect_pct_lo'), low.get('effect_pct_hi'))}); "
-            f"{high['identifier_value']} gets the most ({num(high['effect_pct'], 1)} %). "
+            f"average identity ({ci(low.get('effect_pct_lo'), low.get('effect_pct_hi'))} %)"
+            f"{money}; {high['identifier_value']} gets the most "
+            f"({num(high['effect_pct'], 1)} %). "
             f"{verdict[0].upper()}{verdict[1:]}.")
 
 

@@ -56,3 +56,17 @@ def test_slot_sentence_carries_interval_pairs_and_what_a_slot_is() -> None:
     none = sentences.slot("Tiny", {"mean": math.nan, "n": 0}, lang="en", task="all",
                           axis="Caste", n_identities=5)
     assert "no gap can be computed" in none
+
+
+def test_who_gets_less_puts_the_interval_beside_the_percent_it_belongs_to() -> None:
+    """The CI is of the % effect, so it follows the %; the amount in the task's unit comes
+    after, said as what the % means at a typical answer (it has no interval of its own here)."""
+    frame = pd.DataFrame({"identifier_value": ["Santhali", "Manipuri"],
+                          "effect_pct": [-13.4, 8.4], "effect_pct_lo": [-21.6, 1.0],
+                          "effect_pct_hi": [-4.4, 15.0], "effect_natural": [-1.82, 1.1],
+                          "unit": ["pp", "pp"], "significant": [True, False]})
+    text = sentences.effects("Tiny", frame, lang="hinglish",
+                             task="salary_increment_estimation", axis="Region")
+    assert ("Santhali gets the least: −13.4 % against the average identity "
+            "(95 % CI −21.6 to −4.4 %); at a typical answer that is −1.82 pp;") in text
+    assert "Manipuri gets the most (8.4 %)" in text
