@@ -124,19 +124,29 @@ with ui.guard("Signed identity effects"):
             x_title="% above (+) or below (−) the average identity",
             color_scale=charts.flag_scale(FLAGGED, NOT_FLAGGED), zero_line=True,
             tooltip=(amount, "p (BH)"))
+        typical = eff["typical_answer"] if "typical_answer" in eff else pd.Series(dtype=float)
+        no_amount = bool(unit) and eff["effect_natural"].isna().all() and typical.notna().any()
+        unit_words = ("" if no_amount else
+                      {"LPA": "Money is in rupees a year (the model answered in lakh per "
+                              "annum)", "INR/year": "Money is in rupees a year",
+                       "INR": "Money is in rupees",
+                       "pp": "The effect is in percentage points of the answer (a hike of 10 % "
+                             "that is 8 % for one identity: −2 pp)"}
+                      .get(unit, f"The effect is in {unit or 'the task unit'}")
+                      + ", at the block's typical answer.")
         ui.explain("Dots: the identity's effect with its 95 % interval (profiles resampled). "
                    "Vermillion = still below 5 % after the Benjamini–Hochberg correction for "
                    "testing every identity of every axis of this language and use case; grey = "
-                   "could be noise. "
-                   + {"LPA": "Money is in rupees a year (the model answered in lakh per "
-                             "annum)", "INR/year": "Money is in rupees a year",
-                      "INR": "Money is in rupees",
-                      "pp": "The effect is in percentage points of the answer (a hike of 10 % "
-                            "that is 8 % for one identity: −2 pp)"}
-                   .get(unit, f"The effect is in {unit or 'the task unit'}")
-                   + ", at the block's typical answer."
+                   "could be noise. " + unit_words
                    + (" Under the authors' method counter-offer effects are in points of "
                       "markup." if "markup" in unit else ""))
+        if no_amount:
+            ui.explain(f"**No amount in {unit} here:** the block's typical answer "
+                       f"({ui.fmt_num(float(typical.dropna().iloc[0]), 0)} {unit}) is not a "
+                       "plausible answer for this use case, so the effect is given in % only."
+                       + (" Under the authors' method a reply of “### 15000 INR” is read as "
+                          "15,000 lakh a year (their rule keeps amounts below ₹1 lakh as LPA)."
+                          if unit == "LPA" else ""))
         note = charts.clip_note(charts.clip_limits(pd.concat(
             [frame["Effect %"], frame["CI low"], frame["CI high"]]), signed=True), frame,
             "Effect %")

@@ -45,6 +45,23 @@ METRIC_UNIT: Final[Mapping[Method, Mapping[str, str]]] = {
 FloatArray: TypeAlias = npt.NDArray[np.float64]
 
 
+def plausible_range(method: Method, task: str) -> tuple[float, float] | None:
+    """The authors' validator's plausible answers (``PLAUSIBLE_RANGE``, in ₹ or %) in the
+    metric's unit for this method; None where the metric is not an answer (markups).
+
+    Why: under the authors' method "### 15000 INR" becomes 15,000 *lakh* a year (their INR rule
+    keeps numbers below 1 lakh as if already in LPA), so a rupee amount derived from such values
+    would be off by a factor of 100,000. Amounts are only stated where the values they scale
+    are plausible answers."""
+    from rupeebias_core.parsing._shared import PLAUSIBLE_RANGE
+
+    unit = METRIC_UNIT[method].get(task)
+    if task not in PLAUSIBLE_RANGE or unit is None or unit.startswith("markup"):
+        return None
+    lo, hi = PLAUSIBLE_RANGE[task]
+    return (lo / INR_PER_LAKH, hi / INR_PER_LAKH) if unit == "LPA" else (lo, hi)
+
+
 def check_method(method: str) -> Method:
     """``method`` as a :data:`Method`, or ValueError naming the allowed ones."""
     if method == "upstream":

@@ -198,8 +198,11 @@ COLUMNS: Mapping[str, ColumnInfo] = MappingProxyType({
         "Effect %", "By how much, in %, this identity's answers sit above (+) or below (−) the "
         "average identity of its axis on matched slots.", PCT)),
     "effect_natural": _i("Effect in money", "The same effect in the use case's unit (`unit`), at "
-                         "the block's typical answer; empty for pooled use cases."),
-    "effect_natural_lo": _i("Money CI low", INTERVAL, aliases=("Money CI",)),
+                         "the block's typical answer; empty for pooled use cases and where "
+                         "that typical answer is not a plausible one.",
+                         aliases=("Effect in ₹", "Effect in pp", "Effect in pp of markup")),
+    "effect_natural_lo": _i("Money CI low", INTERVAL,
+                            aliases=("Money CI", "₹ CI", "pp CI", "pp of markup CI")),
     "effect_natural_hi": _i("Money CI high", INTERVAL),
     "unit": _i("Unit", "Unit of the natural-unit values: INR/year, INR, pp, LPA or pp of "
                "markup."),

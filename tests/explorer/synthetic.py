@@ -211,9 +211,15 @@ def validity_tables(parsed: pd.DataFrame, model: str, with_placebo: bool = True
         placebo = build_blocks(pd.DataFrame(rows))
     out: dict[str, list[pd.DataFrame]] = {"identity_effects": [], "gap_decomposition": [],
                                           "missingness": []}
+    # the authors' method reads salaries in lakh per annum (METRIC_UNIT): its amounts are
+    # only stated where the answers are plausible in that unit
+    lpa = values.assign(value=values["value"] / np.where(
+        values["task"].eq("salary_estimation"), 100000.0, 1.0))
+    by_method = {"upstream": build_blocks(lpa, design.identifier_order), "corrected": blocks}
     for method in ("upstream", "corrected"):
-        eff, dec = identity_tables(blocks, model, method, design.languages, design.tasks,
-                                   design.axes, n_boot=60, n_perm=99, placebo=placebo)
+        eff, dec = identity_tables(by_method[method], model, method, design.languages,
+                                   design.tasks, design.axes, n_boot=60, n_perm=99,
+                                   placebo=placebo)
         answered = std.assign(included=std["value"].notna(), exclusion_reason=None)
         miss = missingness_rows(answered, blocks, model, method, design.languages,
                                 design.tasks, design.axes, design.identifier_order, n_perm=99)

@@ -183,16 +183,51 @@ def test_pooled_placebo_is_reweighted_to_the_identity_mix() -> None:
     assert row.excess_delta == pytest.approx(row.mean_delta - row.placebo_delta)
 
 
-def test_p_values_reach_below_the_permutation_floor_only_in_the_tail() -> None:
-    from rupeebias_core.metrics.identity_effects import permutation_p_values
+def test_p_values_reach_below_the_permutation_floor_by_more_permutations() -> None:
+    """Inside the 999 permutations' range p is the empirical one; an identity none of them
+    matches gets 9,999 more, so a strong effect reaches 1/11,000 — exactly, with no fitted
+    tail — and BH over 12 identities can flag it alone."""
+    from rupeebias_core.metrics.identity_effects import (
+        EXTRA_PERMUTATIONS,
+        centred_effects,
+        extra_null,
+        permutation_p_values,
+        permuted_sums,
+    )
 
-    rng = np.random.default_rng(11)
-    perm = rng.normal(0.0, 0.1, size=(999, 3))
-    p = permutation_p_values(np.array([0.0, 0.15, 1.0]), perm)
-    assert p[0] > 0.5  # no effect
-    assert 0.05 < p[1] < 0.3  # inside the permutations' range: the empirical p
-    assert p[1] == (1 + (np.abs(perm[:, 1]) >= 0.15).sum()) / 1000
-    assert p[2] < 1e-6  # ten sd out: below 1/1000, from the fitted tail
+    effects = (math.log(1.5),) + (0.0,) * 11
+    sim = BlockSim(n_profiles=18, n_qvs=3, noise_sd=0.1, effects=effects)
+    cell = effect_cell(simulate_block(sim, np.random.default_rng(4)), "corrected")
+    perm = centred_effects(*permuted_sums(cell, sim.axis, 999))
+    beta = cell.beta()
+    p = permutation_p_values(beta, perm, cell, "en:salary_estimation:Religion")
+    assert p[0] == 1.0 / (1 + 999 + EXTRA_PERMUTATIONS)  # none of 10,998 as extreme
+    inside = p[1:]
+    exceed = (np.abs(perm[:, 1:]) >= np.abs(beta[1:]) - 1e-12).sum(axis=0)
+    assert np.array_equal(inside, (1.0 + exceed) / 1000.0)  # the empirical p, unchanged
+    # the extra null is the same permutation null: its spread matches the 999's
+    more = extra_null(cell, 3, "k")
+    assert np.std(more) == pytest.approx(np.std(perm[:, 3]), rel=0.1)
+    # without the cell (no extra permutations) the floor is 1/1000
+    assert permutation_p_values(beta, perm)[0] == pytest.approx(1 / 1000)
+
+
+def test_heavy_tailed_answers_get_no_tiny_p_from_a_fitted_tail() -> None:
+    """Two of 9 profiles where one of 30 identities' answer is read 1,000 times too small (₹ vs
+    lakh, as the authors' extractor does): under within-profile permutations both outliers land
+    on one identity with chance 1/30² ≈ 0.0011, so that is its p — not the 10⁻¹³ a normal
+    tail fitted to the 999 permutations gave (this is the shipped Qwen upstream case)."""
+    from dataclasses import replace
+
+    sim = BlockSim(n_profiles=9, n_qvs=1, n_identifiers=30, noise_sd=0.05)
+    block = simulate_block(sim, np.random.default_rng(8))
+    values = block.values.copy()
+    values[[0, 1], 0, 0] /= 1000.0
+    eff, _ = identity_tables({block.key: replace(block, values=values)}, "sim-a", "corrected",
+                             ["en"], [sim.task], [sim.axis])
+    row = _cell(eff, sim).set_index("identifier_value").loc["id00"]
+    assert row.effect_pct < -50
+    assert 3e-4 < row.p_value < 0.005
 
 
 def test_an_identity_without_slots_gets_nan_without_a_warning() -> None:
@@ -256,3 +291,30 @@ def test_share_interval_stays_inside_zero_and_one() -> None:
         d = dec.iloc[0]
         assert 0.0 <= d.systematic_share_lo <= d.systematic_share
         assert d.systematic_share <= d.systematic_share_hi <= max(1.0, d.systematic_share)
+
+
+def test_no_amount_from_implausible_answers() -> None:
+    """An amount is the % effect times the block's typical answer, so it is stated only where
+    that answer is plausible: the same rupee answers read as LPA (the authors' INR rule keeps
+    ₹15,000 as 15,000 lakh) give no amount, while their % effects are unchanged."""
+    from dataclasses import replace
+
+    from rupeebias_core.pair_semantics import plausible_range
+
+    assert plausible_range("upstream", "salary_estimation") == (1.0, 1000.0)  # LPA
+    assert plausible_range("corrected", "salary_estimation") == (100_000.0, 100_000_000.0)
+    assert plausible_range("upstream", "counter_offer_recommendation") is None  # markups
+    sim = BlockSim(n_profiles=9, n_qvs=3, noise_sd=0.1, effects=PLANTED)
+    block = simulate_block(sim, np.random.default_rng(5))  # ₹4–20 lakh a year, in rupees
+    as_lpa = replace(block, values=block.values / 100_000.0)
+    got = {}
+    for name, b, method in (("inr", block, "corrected"), ("misread", block, "upstream"),
+                            ("lpa", as_lpa, "upstream")):
+        eff, _ = identity_tables({b.key: b}, "sim-a", method, ["en"], [sim.task], [sim.axis])
+        got[name] = _cell(eff, sim).set_index("identifier_value")
+    assert got["inr"].effect_natural.notna().all() and got["lpa"].effect_natural.notna().all()
+    assert got["misread"].effect_natural.isna().all()  # 4e5..2e6 "LPA": no amount
+    assert got["misread"].effect_pct.to_numpy() == pytest.approx(
+        got["inr"].effect_pct.to_numpy())
+    assert got["lpa"].effect_natural.to_numpy() * 100_000 == pytest.approx(
+        got["inr"].effect_natural.to_numpy())
