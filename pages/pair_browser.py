@@ -67,7 +67,6 @@ if models is None:
 raw_models = tuple(models.loc[models["has_raw"], "model"])
 st.info(RAW_NOTE, icon=":material/info:")
 
-
 base = [
     Param("model", raw_models or ("",), filters.most_answered(raw_models)),
     Param("task", vocab.TASKS, vocab.TASKS[0]),
