@@ -206,7 +206,7 @@ def test_p_values_reach_below_the_permutation_floor_by_more_permutations() -> No
     exceed = (np.abs(perm[:, 1:]) >= np.abs(beta[1:]) - 1e-12).sum(axis=0)
     assert np.array_equal(inside, (1.0 + exceed) / 1000.0)  # the empirical p, unchanged
     # the extra null is the same permutation null: its spread matches the 999's
-    more = extra_null(cell, 3, "k")
+    more = extra_null(cell, "k")
     assert np.std(more) == pytest.approx(np.std(perm[:, 3]), rel=0.1)
     # without the cell (no extra permutations) the floor is 1/1000
     assert permutation_p_values(beta, perm)[0] == pytest.approx(1 / 1000)
