@@ -127,6 +127,8 @@ def effects(label: str, frame: pd.DataFrame, *, lang: str, task: str, axis: str)
     ok = frame[frame["effect_pct"].notna()] if len(frame) else frame
     if ok.empty:
         return f"No signed identity effects for {label} in this cell."
+    if "p_value" in ok and ok["p_value"].notna().any():
+        ok = ok[ok["p_value"].notna()]  # identities seen in one profile only have no test
     low = ok.loc[ok["effect_pct"].astype(float).idxmin()]
     high = ok.loc[ok["effect_pct"].astype(float).idxmax()]
     if float(high["effect_pct"]) - float(low["effect_pct"]) < 0.05:
@@ -136,7 +138,7 @@ def effects(label: str, frame: pd.DataFrame, *, lang: str, task: str, axis: str)
     n_sig = int(ok["significant"].fillna(False).astype(bool).sum()) if "significant" in ok else 0
     money = ""
     if _ok(low.get("effect_natural")) and str(low.get("unit") or ""):
-        money = (f"; at a typical answer that is "
+        money = (f"; at a typical answer, that is "
                  f"{natural(low.get('effect_natural'), str(low.get('unit')))}")
     excludes = _ok(low.get("effect_pct_hi")) and float(low["effect_pct_hi"]) < 0
     verdict = (f"{n_sig} of {len(ok)} identities {'differs' if n_sig == 1 else 'differ'} from "

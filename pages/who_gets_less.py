@@ -12,6 +12,7 @@ from explorer.state import PageState, Param
 PAGE = "who"
 FLAGGED = "flagged (BH p < 0.05)"
 NOT_FLAGGED = "not flagged"
+UNTESTED = "no test (one profile)"
 
 ui.page_header(
     "Who gets less, and by how much",
@@ -108,7 +109,9 @@ with ui.guard("Signed identity effects"):
                          for a, b in zip(eff.get("effect_natural_lo", eff["effect_pct"] * float(
                              "nan")), eff.get("effect_natural_hi", eff["effect_pct"] * float(
                                  "nan")), strict=True)],
-            "BH flag": [FLAGGED if s else NOT_FLAGGED for s in sig.astype(bool)],
+            "BH flag": [FLAGGED if s else UNTESTED if pd.isna(p) else NOT_FLAGGED
+                        for s, p in zip(sig.astype(bool), eff.get(
+                            "p_value", pd.Series(0.0, index=eff.index)), strict=True)],
             "p (BH)": eff.get("p_bh"), "n slots": eff.get("n_slots"),
             "n profiles": eff.get("n_clusters")})
         if len(miss):
@@ -122,7 +125,7 @@ with ui.guard("Signed identity effects"):
             charts.ci_dots, frame, x="Effect %", lo="CI low", hi="CI high", y="Identifier",
             color="BH flag", y_order=list(frame["Identifier"]),
             x_title="% above (+) or below (−) the average identity",
-            color_scale=charts.flag_scale(FLAGGED, NOT_FLAGGED), zero_line=True,
+            color_scale=charts.flag_scale(FLAGGED, NOT_FLAGGED, UNTESTED), zero_line=True,
             tooltip=(amount, "p (BH)"))
         typical = eff["typical_answer"] if "typical_answer" in eff else pd.Series(dtype=float)
         no_amount = bool(unit) and eff["effect_natural"].isna().all() and typical.notna().any()
@@ -137,7 +140,11 @@ with ui.guard("Signed identity effects"):
         ui.explain("Dots: the identity's effect with its 95 % interval (profiles resampled). "
                    "Vermillion = still below 5 % after the Benjamini–Hochberg correction for "
                    "testing every identity of every axis of this language and use case; grey = "
-                   "could be noise. " + unit_words
+                   "could be noise; light grey = seen in one profile only, so no interval and "
+                   "no test. The test compares each effect with its own spread across profiles "
+                   "(a studentized permutation test), so an interval that misses zero is "
+                   "usually flagged unless the correction for many identities outweighs it. "
+                   + unit_words
                    + (" Under the authors' method counter-offer effects are in points of "
                       "markup." if "markup" in unit else ""))
         if no_amount:

@@ -28,7 +28,9 @@ language and axis of a profile share the profile. So
 
 * p-values come from permuting identity labels **jointly within a profile** (one permutation
   for all of its question variants and languages), valid even when profile × identity
-  effects are shared across question variants;
+  effects are shared across question variants; the statistic is **studentized** (the effect
+  over its own profile-level standard error), so an identity whose answers are merely
+  noisier than the others' is not flagged (unstudentized, 5× noise gave 50 % false flags);
 * intervals come from a Poisson bootstrap over clusters = (task, profile), with one weight per
   cluster shared by every cell of the model, and a small-sample t interval: estimate ± t(G−1)
   × bootstrap SD × √(G/(G−1)), G clusters (percentile intervals over 9–27 clusters run narrow).
@@ -96,7 +98,10 @@ class EffectCell:
     ``c[g, i]``: sum over cluster g's slots of identity i's within-slot-centred log answer;
     ``m[g, i]``: how many such slots; ``pair_sum[g]``/``pair_n[g]``: the sum and number of
     the cluster's finite pair Δ%; ``pair_w[i, j]``: pairs per identity pair (for the implied
-    systematic Δ%); ``log_sum``/``log_n``: the answers' log sum (typical answer level)."""
+    systematic Δ%); ``sq[g, i]``: the second moments (c², c·m, m², 1[m > 0]) of the block-level
+    clusters pooled into g, for the effects' standard errors (:func:`studentized`; sums of
+    them stay sums when cells pool); ``log_sum``/``log_n``: the answers' log sum (typical
+    answer level)."""
 
     identifiers: tuple[str, ...]
     clusters: tuple[str, ...]
@@ -105,6 +110,7 @@ class EffectCell:
     pair_sum: np.ndarray = field(repr=False)
     pair_n: np.ndarray = field(repr=False)
     pair_w: np.ndarray = field(repr=False)
+    sq: np.ndarray = field(repr=False)  # (G, k, 4)
     log_sum: float = 0.0
     log_n: int = 0
 
@@ -118,6 +124,9 @@ class EffectCell:
 
     def beta(self) -> np.ndarray:
         return centred_effects(self.c.sum(axis=0), self.m.sum(axis=0))
+
+    def t_stat(self) -> np.ndarray:
+        return studentized(self.c.sum(axis=0), self.m.sum(axis=0), self.sq.sum(axis=0))
 
     @property
     def typical_log(self) -> float:
@@ -133,6 +142,43 @@ def centred_effects(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         centre = np.where(have, b, 0.0).sum(axis=-1, keepdims=True) / have.sum(
             axis=-1, keepdims=True)
     return b - centre
+
+
+def moments(c: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """(G, k, 4) second moments of one block's clusters: c², c·m, m², 1[m > 0]."""
+    return np.stack([c * c, c * m, m * m, (m > 0).astype(float)], axis=-1)
+
+
+def studentized(num: np.ndarray, den: np.ndarray, sq: np.ndarray) -> np.ndarray:
+    """The effects over their profile-level standard errors, T_i = β_i / se_i (last axis of
+    ``num``/``den`` = identities; ``sq`` the summed :func:`moments`, one more axis).
+
+    se_i is the cluster-robust (sandwich) error of the ratio b_i = Σ_g c_gi / Σ_g m_gi:
+    se² = G/(G−1) · Σ_g (c_gi − b_i m_gi)² / (Σ_g m_gi)², G = the clusters holding i; NaN
+    below 2 clusters (one profile cannot tell an effect from that profile's jitter). Why
+    studentize: within-profile permutation treats identities as exchangeable, so with the raw
+    β an identity whose answers are only noisier than the rest (more refusal-like outliers,
+    say) lands in the tails of its null and is flagged — 50 % of the time at 5× noise with no
+    effect at all; T carries each identity's own noise, and permuting T is the usual remedy
+    (a studentized permutation test: exact under exchangeability, asymptotically valid
+    without it)."""
+    beta, se = centred_effects(num, den), ratio_se(num, den, sq)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = beta / se
+    # no spread at all (every answer of the identity the same): no effect is T = 0, an effect
+    # is ±inf (nothing could be more consistent)
+    return np.where((se == 0) & (np.abs(beta) <= 1e-12), 0.0, t)
+
+
+def ratio_se(num: np.ndarray, den: np.ndarray, sq: np.ndarray) -> np.ndarray:
+    """The cluster-robust standard error of b = num / den (see :func:`studentized`); NaN
+    below 2 clusters."""
+    s_cc, s_cm, s_mm, g = (sq[..., n] for n in range(4))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        b = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+        rss = np.maximum(s_cc - 2.0 * b * s_cm + b * b * s_mm, 0.0)
+        se = np.sqrt(g / np.maximum(g - 1.0, 1.0) * rss) / np.where(den > 0, den, np.nan)
+    return np.where(g >= 2, se, np.nan)
 
 
 def implied_delta(beta: np.ndarray, pair_w: np.ndarray) -> np.ndarray:
@@ -171,7 +217,7 @@ def effect_cell(block: ValueBlock, method: Method) -> EffectCell:
     pair_w[i, j] = finite.sum(axis=0)
     pair_w = pair_w + pair_w.T
     clusters = tuple(f"{block.task}:{prof}" for prof in block.profiles)
-    return EffectCell(block.identifiers, clusters, c, m, gsum, gn, pair_w,
+    return EffectCell(block.identifiers, clusters, c, m, gsum, gn, pair_w, moments(c, m),
                       float(np.nansum(lv)), int(present.sum()))
 
 
@@ -183,9 +229,11 @@ def _align(cell: EffectCell, identifiers: tuple[str, ...]) -> EffectCell:
     c = np.zeros((len(cell.clusters), len(identifiers)))
     m = np.zeros_like(c)
     c[:, pos], m[:, pos] = cell.c, cell.m
+    sq = np.zeros((*c.shape, cell.sq.shape[-1]))
+    sq[:, pos] = cell.sq
     pw = np.zeros((len(identifiers), len(identifiers)))
     pw[np.ix_(pos, pos)] = cell.pair_w
-    return EffectCell(identifiers, cell.clusters, c, m, cell.pair_sum, cell.pair_n, pw,
+    return EffectCell(identifiers, cell.clusters, c, m, cell.pair_sum, cell.pair_n, pw, sq,
                       cell.log_sum, cell.log_n)
 
 
@@ -198,6 +246,7 @@ def pool_effect_cells(cells: Sequence[EffectCell]) -> EffectCell:
     gpos = {v: n for n, v in enumerate(clusters)}
     c = np.zeros((len(clusters), len(idents)))
     m = np.zeros_like(c)
+    sq = np.zeros((*c.shape, 4))
     ps = np.zeros(len(clusters))
     pn = np.zeros(len(clusters))
     pw = np.zeros((len(idents), len(idents)))
@@ -206,10 +255,11 @@ def pool_effect_cells(cells: Sequence[EffectCell]) -> EffectCell:
         gg = np.array([gpos[v] for v in cell.clusters], dtype=np.int64)
         np.add.at(c, (gg[:, None], ii[None, :]), cell.c)
         np.add.at(m, (gg[:, None], ii[None, :]), cell.m)
+        np.add.at(sq, (gg[:, None], ii[None, :]), cell.sq)
         np.add.at(ps, gg, cell.pair_sum)
         np.add.at(pn, gg, cell.pair_n)
         pw[np.ix_(ii, ii)] += cell.pair_w
-    return EffectCell(idents, clusters, c, m, ps, pn, pw,
+    return EffectCell(idents, clusters, c, m, ps, pn, pw, sq,
                       sum(cell.log_sum for cell in cells), sum(cell.log_n for cell in cells))
 
 
@@ -253,10 +303,15 @@ def permuted_cluster_sums(arrays: Sequence[np.ndarray], axis: str, clusters: Seq
     return [out[:, :, n] for n in range(len(arrays))]
 
 
-def permuted_sums(cell: EffectCell, axis: str, n_perm: int) -> tuple[np.ndarray, np.ndarray]:
-    """Σ_g c[g, π_g(i)] and Σ_g m[g, π_g(i)] for every permutation: (n_perm, k) each."""
-    num, den = permuted_cluster_sums([cell.c, cell.m], axis, cell.clusters, n_perm)
-    return num, den
+PermSums = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def permuted_sums(cell: EffectCell, axis: str, n_perm: int) -> PermSums:
+    """Σ_g c[g, π_g(i)] and Σ_g m[g, π_g(i)] for every permutation, (n_perm, k) each, and
+    the same sums of the cell's moments (``sq``), (n_perm, k, 4)."""
+    arrays = [cell.c, cell.m, *(cell.sq[..., n] for n in range(cell.sq.shape[-1]))]
+    num, den, *sq = permuted_cluster_sums(arrays, axis, cell.clusters, n_perm)
+    return num, den, np.stack(sq, axis=-1)
 
 
 def _active_clusters(cell: EffectCell) -> int:
@@ -287,6 +342,8 @@ class AxisFit:
     cell: EffectCell
     beta: np.ndarray
     beta_perm: np.ndarray  # (n_perm, k)
+    t_stat: np.ndarray  # studentized effects, the permutation test's statistic
+    t_perm: np.ndarray  # (n_perm, k)
     beta_boot: np.ndarray  # (n_boot, k)
     n_pairs_w: float  # identity pairs with data (weights of the implied Δ%)
     systematic: float
@@ -334,10 +391,9 @@ def shrinkage(beta: np.ndarray, beta_perm: np.ndarray, n_profiles: np.ndarray) -
     return np.nan_to_num(lam)
 
 
-def _fit(cell: EffectCell, perm_sums: tuple[np.ndarray, np.ndarray],
-         weights: ClusterWeights) -> AxisFit:
+def _fit(cell: EffectCell, perm_sums: PermSums, weights: ClusterWeights) -> AxisFit:
     beta = cell.beta()
-    beta_perm = centred_effects(*perm_sums)
+    beta_perm = centred_effects(perm_sums[0], perm_sums[1])
     w = weights.for_clusters(cell.clusters)
     beta_boot = centred_effects(w @ cell.c, w @ cell.m)
     ok = np.isfinite(beta)
@@ -346,7 +402,8 @@ def _fit(cell: EffectCell, perm_sums: tuple[np.ndarray, np.ndarray],
     systematic = float(implied_delta(lam * beta, cell.pair_w))
     if not math.isfinite(systematic):
         npw = 0.0
-    return AxisFit(cell, beta, beta_perm, beta_boot, npw, systematic,
+    return AxisFit(cell, beta, beta_perm, cell.t_stat(), studentized(*perm_sums),
+                   beta_boot, npw, systematic,
                    implied_delta(lam * beta_boot[:SHARE_REPLICATES], cell.pair_w),
                    implied_delta(beta_perm[:NULL_PERMUTATIONS], cell.pair_w),
                    float(implied_delta(beta, cell.pair_w)))
@@ -424,7 +481,8 @@ def _by_language_task(fine: Mapping[tuple[str, str, str], EffectCell],
             np.add.at(ps, gg, c.pair_sum)
             np.add.at(pn, gg, c.pair_n)
         out[lt] = EffectCell((), clusters, np.zeros((len(clusters), 0)),
-                             np.zeros((len(clusters), 0)), ps, pn, np.zeros((0, 0)))
+                             np.zeros((len(clusters), 0)), ps, pn, np.zeros((0, 0)),
+                             np.zeros((len(clusters), 0, 4)))
     return out
 
 
@@ -435,7 +493,8 @@ EXTRA_PERMUTATIONS = 9_999
 
 
 def extra_null(cell: EffectCell, key: str, n: int = EXTRA_PERMUTATIONS) -> np.ndarray:
-    """β* under ``n`` more within-profile permutations, for any one identity of ``cell``.
+    """T* (:func:`studentized`) under ``n`` more within-profile permutations, for any one
+    identity of ``cell``.
 
     Under an independent uniform permutation of each profile's labels, an identity's label lands
     on a uniformly random position of that profile, so only that position is drawn (n × G
@@ -445,39 +504,48 @@ def extra_null(cell: EffectCell, key: str, n: int = EXTRA_PERMUTATIONS) -> np.nd
     observed one: exact for profiles holding every identity (the centre does not move), close
     otherwise."""
     g, k = cell.c.shape
-    # flat positions in the (G, k) arrays, taken from both (half the work of c[rows, pos])
+    # flat positions in the (G, k) arrays, taken from each (half the work of c[rows, pos])
     flat = rng_for(f"identity-extra:{key}").integers(0, k, size=(n, g)) + np.arange(g) * k
     tot_c, tot_m = cell.c.sum(axis=0), cell.m.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         raw = np.where(tot_m > 0, tot_c / np.where(tot_m > 0, tot_m, 1.0), np.nan)
         centre = float(np.nanmean(raw)) if np.isfinite(raw).any() else math.nan
-        num = np.take(cell.c.ravel(), flat).sum(axis=1)
-        den = np.take(cell.m.ravel(), flat).sum(axis=1)
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan) - centre
+    num = np.take(cell.c.ravel(), flat).sum(axis=1)
+    den = np.take(cell.m.ravel(), flat).sum(axis=1)
+    sq = np.stack([np.take(cell.sq[..., j].ravel(), flat).sum(axis=1)
+                   for j in range(cell.sq.shape[-1])], axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        b = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+        return (b - centre) / ratio_se(num, den, sq)
 
 
-def permutation_p_values(beta: np.ndarray, beta_perm: np.ndarray,
+def permutation_p_values(stat: np.ndarray, stat_perm: np.ndarray,
                          cell: EffectCell | None = None, key: str = "") -> np.ndarray:
-    """Two-sided permutation p-values of each effect, (1 + #|β*| ≥ |β|) / (1 + B).
+    """Two-sided permutation p-values of each statistic, (1 + #|T*| ≥ |T|) / (1 + B), B the
+    finite permuted values of that identity.
 
-    An identity that none of the B = 999 permutations matches gets :data:`EXTRA_PERMUTATIONS`
-    more (:func:`extra_null`, given its ``cell``; ``key`` names the scope and seeds the draw),
-    and its p counts all of them. Why: with 999 no p can be below 0.001, yet BH over the 87
-    identifiers of a (language, task) needs about 0.0006 for its first rejection — a floor that
-    would hide the strongest effects. Earlier versions extrapolated a normal tail fitted to the
-    999 instead; with heavy-tailed answers (the authors' extractor mixing ₹ and lakh) it gave
-    p = 10⁻¹⁴ to effects whose 95 % interval spanned zero."""
-    b = beta_perm.shape[0]
+    ``stat`` is the studentized effect (:func:`studentized`). An identity that none of the
+    B ≈ 999 permutations matches gets :data:`EXTRA_PERMUTATIONS` more (:func:`extra_null`,
+    given its ``cell``; ``key`` names the scope and seeds the draw), and its p counts all of
+    them. Why: with 999 no p can be below 0.001, yet BH over the 87 identifiers of a
+    (language, task) needs about 0.0006 for its first rejection — a floor that would hide the
+    strongest effects. Earlier versions extrapolated a normal tail fitted to the 999 instead;
+    with heavy-tailed answers (the authors' extractor mixing ₹ and lakh) it gave p = 10⁻¹⁴ to
+    effects whose 95 % interval spanned zero."""
     with np.errstate(invalid="ignore"):
-        exceed = (np.abs(beta_perm) >= np.abs(beta)[None, :] - 1e-12).sum(axis=0)
-    p = (1.0 + exceed) / (1.0 + b)
-    beyond = np.flatnonzero((exceed == 0) & np.isfinite(beta))
+        finite = ~np.isnan(stat_perm)
+        exceed = (finite & (np.abs(stat_perm) >= np.abs(stat)[None, :] - 1e-12)).sum(axis=0)
+    b = finite.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = (1.0 + exceed) / (1.0 + b)
+    beyond = np.flatnonzero((exceed == 0) & ~np.isnan(stat))  # ±inf: a spread-free effect
     if cell is not None and beyond.size:
         more = np.abs(extra_null(cell, key))
+        more = more[~np.isnan(more)]
         for i in beyond:
-            hits = int((more >= abs(float(beta[i])) - 1e-12).sum())
-            p[i] = (1.0 + hits) / (1.0 + b + more.size)
-    return np.where(np.isfinite(beta), p, np.nan)
+            hits = int((more >= abs(float(stat[i])) - 1e-12).sum())
+            p[i] = (1.0 + hits) / (1.0 + b[i] + more.size)
+    return np.where(np.isnan(stat), np.nan, p)
 
 
 def _bh_by_family(effects: pd.DataFrame) -> pd.DataFrame:
@@ -500,32 +568,34 @@ def _bh_by_family(effects: pd.DataFrame) -> pd.DataFrame:
 
 def _pooled_perm(cell: EffectCell, keys: Sequence[tuple[str, str, str]],
                  fine: Mapping[tuple[str, str, str], EffectCell],
-                 perm: Mapping[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]
-                 ) -> tuple[np.ndarray, np.ndarray]:
+                 perm: Mapping[tuple[str, str, str], PermSums]) -> PermSums:
     """Permutation sums of a pooled cell: the members' sums aligned by identifier and added
     (a profile's languages got the same permutation, so they are permuted jointly)."""
     if len(keys) == 1:
         return perm[keys[0]]
     ipos = {v: n for n, v in enumerate(cell.identifiers)}
-    first = perm[keys[0]][0]
-    num = np.zeros((first.shape[0], len(cell.identifiers)))
-    den = np.zeros_like(num)
+    first = perm[keys[0]]
+    out = [np.zeros((first[0].shape[0], len(cell.identifiers), *a.shape[2:])) for a in first]
     for key in keys:
         ii = np.array([ipos[v] for v in fine[key].identifiers], dtype=np.int64)
-        n, d = perm[key]
-        num[:, ii] += n
-        den[:, ii] += d
-    return num, den
+        for total, part in zip(out, perm[key], strict=True):
+            total[:, ii] += part
+    return out[0], out[1], out[2]
 
 
 def _effect_rows(fit: AxisFit, scope: CellScope, model: str, method: Method
                  ) -> list[dict[str, Any]]:
     cell, beta = fit.cell, fit.beta
-    p_value = permutation_p_values(beta, fit.beta_perm, cell,
+    p_value = permutation_p_values(fit.t_stat, fit.t_perm, cell,
                                    f"{scope.language}:{scope.task}:{scope.axis}")
-    finite = np.isfinite(beta)
     g = _active_clusters(cell)
     lo, hi = t_interval(beta, fit.beta_boot, g)
+    # an identity seen in one profile only: its effect cannot be told from that profile's
+    # jitter (its bootstrap spread is only the centre's), so neither interval nor test
+    lone = (cell.m > 0).sum(axis=0) < 2
+    lo, hi = np.where(lone, np.nan, lo), np.where(lone, np.nan, hi)
+    p_value = np.where(lone, np.nan, p_value)
+    finite = np.isfinite(beta)
     typical = math.exp(cell.typical_log) if math.isfinite(cell.typical_log) else math.nan
     unit = None if scope.task == ALL else NATURAL_UNIT[method].get(scope.task)
     scale = typical * 100.0 if unit == "pp of markup" else typical  # markup pp from the ratio

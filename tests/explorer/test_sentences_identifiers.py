@@ -68,5 +68,19 @@ def test_who_gets_less_puts_the_interval_beside_the_percent_it_belongs_to() -> N
     text = sentences.effects("Tiny", frame, lang="hinglish",
                              task="salary_increment_estimation", axis="Region")
     assert ("Santhali gets the least: −13.4 % against the average identity "
-            "(95 % CI −21.6 to −4.4 %); at a typical answer that is −1.82 pp;") in text
+            "(95 % CI −21.6 to −4.4 %); at a typical answer, that is −1.82 pp;") in text
     assert "Manipuri gets the most (8.4 %)" in text
+
+
+def test_who_gets_less_names_only_identities_that_could_be_tested() -> None:
+    """An identity seen in one profile has an effect but no interval and no test (p is null):
+    the sentence does not crown it "gets the least" on a single profile's jitter."""
+    frame = pd.DataFrame({"identifier_value": ["Bahai", "Jain", "Sikh"],
+                          "effect_pct": [-60.0, -10.0, 12.0],
+                          "effect_pct_lo": [math.nan, -20.0, 2.0],
+                          "effect_pct_hi": [math.nan, -1.0, 25.0],
+                          "p_value": [math.nan, 0.01, 0.2], "significant": [None, True, False]})
+    text = sentences.effects("Tiny", frame, lang="en", task="salary_estimation",
+                             axis="Religion")
+    assert "Jain gets the least: −10.0 %" in text
+    assert "Bahai" not in text
