@@ -126,7 +126,9 @@ class EffectCell:
         return centred_effects(self.c.sum(axis=0), self.m.sum(axis=0))
 
     def t_stat(self) -> np.ndarray:
-        return studentized(self.c.sum(axis=0), self.m.sum(axis=0), self.sq.sum(axis=0))
+        sq = self.sq.sum(axis=0)
+        return studentized(self.c.sum(axis=0), self.m.sum(axis=0),
+                           [sq[..., n] for n in range(sq.shape[-1])])
 
     @property
     def typical_log(self) -> float:
@@ -149,9 +151,11 @@ def moments(c: np.ndarray, m: np.ndarray) -> np.ndarray:
     return np.stack([c * c, c * m, m * m, (m > 0).astype(float)], axis=-1)
 
 
-def studentized(num: np.ndarray, den: np.ndarray, sq: np.ndarray) -> np.ndarray:
+def studentized(num: np.ndarray, den: np.ndarray, sq: Sequence[np.ndarray],
+                beta: np.ndarray | None = None) -> np.ndarray:
     """The effects over their profile-level standard errors, T_i = β_i / se_i (last axis of
-    ``num``/``den`` = identities; ``sq`` the summed :func:`moments`, one more axis).
+    ``num``/``den`` = identities; ``sq`` the four summed :func:`moments`, each shaped like
+    ``num``; ``beta`` the centred effects when already computed).
 
     se_i is the cluster-robust (sandwich) error of the ratio b_i = Σ_g c_gi / Σ_g m_gi:
     se² = G/(G−1) · Σ_g (c_gi − b_i m_gi)² / (Σ_g m_gi)², G = the clusters holding i; NaN
@@ -162,7 +166,8 @@ def studentized(num: np.ndarray, den: np.ndarray, sq: np.ndarray) -> np.ndarray:
     effect at all; T carries each identity's own noise, and permuting T is the usual remedy
     (a studentized permutation test: exact under exchangeability, asymptotically valid
     without it)."""
-    beta, se = centred_effects(num, den), ratio_se(num, den, sq)
+    beta = centred_effects(num, den) if beta is None else beta
+    se = ratio_se(num, den, sq)
     with np.errstate(invalid="ignore", divide="ignore"):
         t = beta / se
     # no spread at all (every answer of the identity the same): no effect is T = 0, an effect
@@ -170,10 +175,10 @@ def studentized(num: np.ndarray, den: np.ndarray, sq: np.ndarray) -> np.ndarray:
     return np.where((se == 0) & (np.abs(beta) <= 1e-12), 0.0, t)
 
 
-def ratio_se(num: np.ndarray, den: np.ndarray, sq: np.ndarray) -> np.ndarray:
+def ratio_se(num: np.ndarray, den: np.ndarray, sq: Sequence[np.ndarray]) -> np.ndarray:
     """The cluster-robust standard error of b = num / den (see :func:`studentized`); NaN
     below 2 clusters."""
-    s_cc, s_cm, s_mm, g = (sq[..., n] for n in range(4))
+    s_cc, s_cm, s_mm, g = sq
     with np.errstate(invalid="ignore", divide="ignore"):
         b = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
         rss = np.maximum(s_cc - 2.0 * b * s_cm + b * b * s_mm, 0.0)
@@ -303,15 +308,26 @@ def permuted_cluster_sums(arrays: Sequence[np.ndarray], axis: str, clusters: Seq
     return [out[:, :, n] for n in range(len(arrays))]
 
 
-PermSums = tuple[np.ndarray, np.ndarray, np.ndarray]
+def permuted_sums(cell: EffectCell, axis: str, n_perm: int) -> np.ndarray:
+    """(6, n_perm, k): Σ_g c[g, π_g(i)], Σ_g m[g, π_g(i)] and the same sums of the cell's
+    four moments (``sq``) for every permutation — one array, so pooled cells add it at once
+    (:func:`perm_parts` names the parts)."""
+    g, k = cell.c.shape
+    op = _permutation_operator(axis, tuple(cell.clusters), k, n_perm)
+    out = np.asarray(op @ _stacked(cell)).reshape(n_perm, k, -1)
+    return np.ascontiguousarray(out.transpose(2, 0, 1))
 
 
-def permuted_sums(cell: EffectCell, axis: str, n_perm: int) -> PermSums:
-    """Σ_g c[g, π_g(i)] and Σ_g m[g, π_g(i)] for every permutation, (n_perm, k) each, and
-    the same sums of the cell's moments (``sq``), (n_perm, k, 4)."""
-    arrays = [cell.c, cell.m, *(cell.sq[..., n] for n in range(cell.sq.shape[-1]))]
-    num, den, *sq = permuted_cluster_sums(arrays, axis, cell.clusters, n_perm)
-    return num, den, np.stack(sq, axis=-1)
+def _stacked(cell: EffectCell) -> np.ndarray:
+    """(G·k, 6): c, m and the four moments of every (cluster, identity), one row each."""
+    g, k = cell.c.shape
+    return np.concatenate([cell.c[..., None], cell.m[..., None], cell.sq],
+                          axis=-1).reshape(g * k, -1)
+
+
+def perm_parts(perm: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """(num, den, the four moment sums) of a :func:`permuted_sums` array."""
+    return perm[0], perm[1], list(perm[2:])
 
 
 def _active_clusters(cell: EffectCell) -> int:
@@ -391,9 +407,11 @@ def shrinkage(beta: np.ndarray, beta_perm: np.ndarray, n_profiles: np.ndarray) -
     return np.nan_to_num(lam)
 
 
-def _fit(cell: EffectCell, perm_sums: PermSums, weights: ClusterWeights) -> AxisFit:
+def _fit(cell: EffectCell, perm_sums: np.ndarray, weights: ClusterWeights) -> AxisFit:
+    num, den, sq = perm_parts(perm_sums)
     beta = cell.beta()
-    beta_perm = centred_effects(perm_sums[0], perm_sums[1])
+    beta_perm = centred_effects(num, den)
+    t_perm = studentized(num, den, sq, beta_perm)
     w = weights.for_clusters(cell.clusters)
     beta_boot = centred_effects(w @ cell.c, w @ cell.m)
     ok = np.isfinite(beta)
@@ -402,7 +420,7 @@ def _fit(cell: EffectCell, perm_sums: PermSums, weights: ClusterWeights) -> Axis
     systematic = float(implied_delta(lam * beta, cell.pair_w))
     if not math.isfinite(systematic):
         npw = 0.0
-    return AxisFit(cell, beta, beta_perm, cell.t_stat(), studentized(*perm_sums),
+    return AxisFit(cell, beta, beta_perm, cell.t_stat(), t_perm,
                    beta_boot, npw, systematic,
                    implied_delta(lam * beta_boot[:SHARE_REPLICATES], cell.pair_w),
                    implied_delta(beta_perm[:NULL_PERMUTATIONS], cell.pair_w),
@@ -492,7 +510,19 @@ def _by_language_task(fine: Mapping[tuple[str, str, str], EffectCell],
 EXTRA_PERMUTATIONS = 9_999
 
 
-def extra_null(cell: EffectCell, key: str, n: int = EXTRA_PERMUTATIONS) -> np.ndarray:
+@lru_cache(maxsize=32)
+def _extra_selection(g: int, k: int, n: int) -> sparse.csr_matrix:
+    """(n, G·k) 0/1 rows, each picking one uniformly random position in each of G profiles of
+    k identities: times the (G·k, ·) sums of a cell, the sums at those positions. It depends on
+    the shape alone, so it is drawn once and shared by every scope and model of that shape (as
+    the 999 permutations are shared by every model)."""
+    flat = (rng_for(f"identity-extra:{g}x{k}").integers(0, k, size=(n, g))
+            + np.arange(g) * k).astype(np.int32)
+    return sparse.csr_matrix((np.ones(n * g, dtype=np.float32), flat.ravel(),
+                              np.arange(0, n * g + 1, g)), shape=(n, g * k))
+
+
+def extra_null(cell: EffectCell, n: int = EXTRA_PERMUTATIONS) -> np.ndarray:
     """T* (:func:`studentized`) under ``n`` more within-profile permutations, for any one
     identity of ``cell``.
 
@@ -500,38 +530,34 @@ def extra_null(cell: EffectCell, key: str, n: int = EXTRA_PERMUTATIONS) -> np.nd
     on a uniformly random position of that profile, so only that position is drawn (n × G
     numbers instead of n × G × k). The draw does not depend on which identity it is, so one
     null serves every identity of the cell that needs it (as the first 999 permutations are
-    shared too): one draw per cell, not one per identity. The centre over identities stays the
+    shared too): one draw per shape, not one per identity. The centre over identities stays the
     observed one: exact for profiles holding every identity (the centre does not move), close
     otherwise."""
     g, k = cell.c.shape
-    # flat positions in the (G, k) arrays, taken from each (half the work of c[rows, pos])
-    flat = rng_for(f"identity-extra:{key}").integers(0, k, size=(n, g)) + np.arange(g) * k
+    # one product gives all six sums at the drawn positions (:func:`_extra_selection`)
+    sums = np.asarray(_extra_selection(g, k, n) @ _stacked(cell))
     tot_c, tot_m = cell.c.sum(axis=0), cell.m.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         raw = np.where(tot_m > 0, tot_c / np.where(tot_m > 0, tot_m, 1.0), np.nan)
         centre = float(np.nanmean(raw)) if np.isfinite(raw).any() else math.nan
-    num = np.take(cell.c.ravel(), flat).sum(axis=1)
-    den = np.take(cell.m.ravel(), flat).sum(axis=1)
-    sq = np.stack([np.take(cell.sq[..., j].ravel(), flat).sum(axis=1)
-                   for j in range(cell.sq.shape[-1])], axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
+        num, den = sums[:, 0], sums[:, 1]
         b = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-        return (b - centre) / ratio_se(num, den, sq)
+        return (b - centre) / ratio_se(num, den, [sums[:, j] for j in range(2, 6)])
 
 
 def permutation_p_values(stat: np.ndarray, stat_perm: np.ndarray,
-                         cell: EffectCell | None = None, key: str = "") -> np.ndarray:
+                         cell: EffectCell | None = None) -> np.ndarray:
     """Two-sided permutation p-values of each statistic, (1 + #|T*| ≥ |T|) / (1 + B), B the
     finite permuted values of that identity.
 
     ``stat`` is the studentized effect (:func:`studentized`). An identity that none of the
     B ≈ 999 permutations matches gets :data:`EXTRA_PERMUTATIONS` more (:func:`extra_null`,
-    given its ``cell``; ``key`` names the scope and seeds the draw), and its p counts all of
-    them. Why: with 999 no p can be below 0.001, yet BH over the 87 identifiers of a
-    (language, task) needs about 0.0006 for its first rejection — a floor that would hide the
-    strongest effects. Earlier versions extrapolated a normal tail fitted to the 999 instead;
-    with heavy-tailed answers (the authors' extractor mixing ₹ and lakh) it gave p = 10⁻¹⁴ to
-    effects whose 95 % interval spanned zero."""
+    given its ``cell``), and its p counts all of them. Why: with 999 no p can be below
+    0.001, yet BH over the 87 identifiers of a (language, task) needs about 0.0006 for its
+    first rejection — a floor that would hide the strongest effects. Earlier versions
+    extrapolated a normal tail fitted to the 999 instead; with heavy-tailed answers (the
+    authors' extractor mixing ₹ and lakh) it gave p = 10⁻¹⁴ to effects whose 95 % interval
+    spanned zero."""
     with np.errstate(invalid="ignore"):
         finite = ~np.isnan(stat_perm)
         exceed = (finite & (np.abs(stat_perm) >= np.abs(stat)[None, :] - 1e-12)).sum(axis=0)
@@ -540,7 +566,7 @@ def permutation_p_values(stat: np.ndarray, stat_perm: np.ndarray,
         p = (1.0 + exceed) / (1.0 + b)
     beyond = np.flatnonzero((exceed == 0) & ~np.isnan(stat))  # ±inf: a spread-free effect
     if cell is not None and beyond.size:
-        more = np.abs(extra_null(cell, key))
+        more = np.abs(extra_null(cell))
         more = more[~np.isnan(more)]
         for i in beyond:
             hits = int((more >= abs(float(stat[i])) - 1e-12).sum())
@@ -568,26 +594,26 @@ def _bh_by_family(effects: pd.DataFrame) -> pd.DataFrame:
 
 def _pooled_perm(cell: EffectCell, keys: Sequence[tuple[str, str, str]],
                  fine: Mapping[tuple[str, str, str], EffectCell],
-                 perm: Mapping[tuple[str, str, str], PermSums]) -> PermSums:
+                 perm: Mapping[tuple[str, str, str], np.ndarray]) -> np.ndarray:
     """Permutation sums of a pooled cell: the members' sums aligned by identifier and added
     (a profile's languages got the same permutation, so they are permuted jointly)."""
     if len(keys) == 1:
         return perm[keys[0]]
     ipos = {v: n for n, v in enumerate(cell.identifiers)}
     first = perm[keys[0]]
-    out = [np.zeros((first[0].shape[0], len(cell.identifiers), *a.shape[2:])) for a in first]
+    out = np.zeros((*first.shape[:2], len(cell.identifiers)))
     for key in keys:
-        ii = np.array([ipos[v] for v in fine[key].identifiers], dtype=np.int64)
-        for total, part in zip(out, perm[key], strict=True):
-            total[:, ii] += part
-    return out[0], out[1], out[2]
+        if fine[key].identifiers == cell.identifiers:  # the usual case: the axis's full list
+            out += perm[key]
+        else:
+            out[:, :, [ipos[v] for v in fine[key].identifiers]] += perm[key]
+    return out
 
 
 def _effect_rows(fit: AxisFit, scope: CellScope, model: str, method: Method
                  ) -> list[dict[str, Any]]:
     cell, beta = fit.cell, fit.beta
-    p_value = permutation_p_values(fit.t_stat, fit.t_perm, cell,
-                                   f"{scope.language}:{scope.task}:{scope.axis}")
+    p_value = permutation_p_values(fit.t_stat, fit.t_perm, cell)
     g = _active_clusters(cell)
     lo, hi = t_interval(beta, fit.beta_boot, g)
     # an identity seen in one profile only: its effect cannot be told from that profile's

@@ -190,6 +190,7 @@ def test_p_values_reach_below_the_permutation_floor_by_more_permutations() -> No
     from rupeebias_core.metrics.identity_effects import (
         EXTRA_PERMUTATIONS,
         extra_null,
+        perm_parts,
         permutation_p_values,
         permuted_sums,
         studentized,
@@ -198,15 +199,15 @@ def test_p_values_reach_below_the_permutation_floor_by_more_permutations() -> No
     effects = (math.log(1.5),) + (0.0,) * 11
     sim = BlockSim(n_profiles=18, n_qvs=3, noise_sd=0.1, effects=effects)
     cell = effect_cell(simulate_block(sim, np.random.default_rng(4)), "corrected")
-    perm = studentized(*permuted_sums(cell, sim.axis, 999))
+    perm = studentized(*perm_parts(permuted_sums(cell, sim.axis, 999)))
     t = cell.t_stat()
-    p = permutation_p_values(t, perm, cell, "en:salary_estimation:Religion")
+    p = permutation_p_values(t, perm, cell)
     assert p[0] == 1.0 / (1 + 999 + EXTRA_PERMUTATIONS)  # none of 10,998 as extreme
     inside = p[1:]
     exceed = (np.abs(perm[:, 1:]) >= np.abs(t[1:]) - 1e-12).sum(axis=0)
     assert np.array_equal(inside, (1.0 + exceed) / 1000.0)  # the empirical p, unchanged
     # the extra null is the same permutation null: its spread matches the 999's
-    more = extra_null(cell, "k")
+    more = extra_null(cell)
     assert np.std(more) == pytest.approx(np.std(perm[:, 3]), rel=0.15)
     # without the cell (no extra permutations) the floor is 1/1000
     assert permutation_p_values(t, perm)[0] == pytest.approx(1 / 1000)
@@ -220,6 +221,7 @@ def test_a_merely_noisier_identity_is_not_flagged() -> None:
     from dataclasses import replace
 
     from rupeebias_core.metrics.identity_effects import (
+        perm_parts,
         permutation_p_values,
         permuted_sums,
         studentized,
@@ -235,8 +237,8 @@ def test_a_merely_noisier_identity_is_not_flagged() -> None:
         lv = np.log(block.values)
         mu = lv.mean(axis=2, keepdims=True)
         cell = effect_cell(replace(block, values=np.exp(mu + (lv - mu) * scale)), "corrected")
-        perm = studentized(*permuted_sums(cell, f"noisier-{r}", 999))
-        rejected += permutation_p_values(cell.t_stat(), perm, cell, f"noisier-{r}") < 0.05
+        perm = studentized(*perm_parts(permuted_sums(cell, f"noisier-{r}", 999)))
+        rejected += permutation_p_values(cell.t_stat(), perm, cell) < 0.05
     rate = rejected / reps
     assert rate[0] <= 0.15 and rate[1] <= 0.15  # binomial sd at 5 % over 80: 0.024
     assert 0.02 <= rate[2:].mean() <= 0.09
