@@ -590,10 +590,8 @@ def deviation_dots(frame: pd.DataFrame, *, y_order: Sequence[str], color_order: 
     return with_data(layer.properties(height=alt.Step(18)), frame)
 
 
-def flag_scale(flagged: str, not_flagged: str, untested: str | None = None) -> alt.Scale:
+def flag_scale(flagged: str, not_flagged: str, untested: str) -> alt.Scale:
     """Vermillion for a BH-flagged effect, grey for one that could be noise, light grey for
     one that could not be tested."""
-    if untested is None:
-        return alt.Scale(domain=[flagged, not_flagged], range=["#D55E00", "#8C8C8C"])
     return alt.Scale(domain=[flagged, not_flagged, untested],
                      range=["#D55E00", "#8C8C8C", "#C8C8C8"])
