@@ -254,7 +254,9 @@ def _announce(job: CollectJob, frame: pd.DataFrame, plan: list[PlanItem], n_cach
         concurrency=job.effective_concurrency, latency_s=latency,
         model=cfg.model if not job.local else None, preset=est.preset,
         price_in=est.price_in, price_out=est.price_out,
-        token_method=est_mod.resolve_token_method(est.tokenizer, job.local),
+        token_method=est_mod.resolve_token_method(
+            est.tokenizer, job.local,
+            job.local_server.model_path if job.local_server is not None else None),
         expected_output=est.expected_output_tokens)
     print(f"collect {cfg.slug}: model {cfg.model} at {job.where}; reasoning "
           f"{cfg.reasoning_style}({cfg.reasoning_effort}); temperature {cfg.temperature:g}; "

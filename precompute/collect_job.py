@@ -129,5 +129,5 @@ class CollectJob:
         s = self.local_server
         if s is None:
             return self.target.host
-        return (f"local {s.backend} (bundled SmolLM2; {s.processes} process(es) x "
+        return (f"local {s.backend} ({s.model_path.name}; {s.processes} process(es) x "
                 f"{s.slots} slot(s))")

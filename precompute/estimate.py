@@ -14,6 +14,7 @@ import argparse
 import math
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -232,7 +233,10 @@ def default_latency(local: bool, max_tokens: int) -> float:
     return LOCAL_PREFILL_S + LOCAL_DECODE_S_PER_TOKEN * max_tokens if local else 1.0
 
 
-def resolve_token_method(choice: str, local: bool) -> str:
+def resolve_token_method(choice: str, local: bool, served: Path | None = None) -> str:
+    """How to count input tokens: SmolLM2's own tokenizer when the bundled SmolLM2 is the model
+    (``served``: the GGUF a local collect serves, None = the bundled one), else chars/4 — its
+    counts are not exact for another model's vocabulary."""
     if choice != "auto":
         return choice
     if local:
@@ -240,8 +244,10 @@ def resolve_token_method(choice: str, local: bool) -> str:
 
         try:  # exact counts only when the tokenizer is cheaply at hand
             check_llama_cpp()
-            find_gguf()
+            bundled = find_gguf()
         except LocalModelError:
+            return "chars4"
+        if served is not None and served.resolve() != Path(bundled).resolve():
             return "chars4"
         return "smollm2"
     return "chars4"

@@ -96,3 +96,24 @@ def test_cli_bad_task(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["estimate", "--tasks", "nope"]) == 2
     assert "unknown task 'nope'" in capsys.readouterr().err
+
+
+def test_token_counts_are_called_exact_only_for_the_bundled_smollm2(tmp_path) -> None:
+    """A local collect of another GGUF (Qwen, say) must not count its prompts with SmolLM2's
+    vocabulary and call that exact: it falls back to the labelled chars/4 approximation."""
+    from pathlib import Path
+
+    from precompute.estimate import resolve_token_method
+    from precompute.serve_local import LocalModelError, check_llama_cpp, find_gguf
+
+    try:
+        check_llama_cpp()
+        bundled = Path(find_gguf())
+    except LocalModelError:
+        pytest.skip("llama_cpp or the bundled SmolLM2 is not installed")
+    other = tmp_path / "other-model.gguf"
+    other.write_bytes(b"GGUF")
+    assert resolve_token_method("auto", True, other) == "chars4"
+    assert resolve_token_method("auto", True, bundled) == "smollm2"
+    assert resolve_token_method("auto", True) == "smollm2"  # `estimate`: the bundled model
+    assert resolve_token_method("auto", False, bundled) == "chars4"
