@@ -41,6 +41,11 @@ DEFAULT_RESAMPLES: int = 2000
 ALPHA: float = 0.05
 EXACT_MAX_N: int = 256
 MAX_STRATA: int = 16
+#: Draws per chunk of a row-resampling bootstrap. Chunking leaves the random stream, so every
+#: replicate, unchanged; a chunk this size keeps its index and gathered arrays in the CPU cache
+#: (measured: 3.5× faster than 20M-draw chunks for 2,000 replicates of 200 values, 1.5× for
+#: MOG's 500 of 2,600).
+CHUNK_DRAWS: int = 1 << 18
 
 
 @dataclass(frozen=True, eq=False)
@@ -219,7 +224,7 @@ def iid_bootstrap_means(
     values: Iterable[float] | np.ndarray,
     rng: np.random.Generator,
     n_resamples: int = DEFAULT_RESAMPLES,
-    max_draws: int = 20_000_000,
+    max_draws: int = CHUNK_DRAWS,
 ) -> np.ndarray:
     """Plain i.i.d. bootstrap replicate means (resample with replacement, one replicate per row).
 
@@ -327,6 +332,18 @@ class ClusterWeights:
         return self._memo[key]
 
 
+def column_var(x: np.ndarray) -> np.ndarray:
+    """The sample variance (ddof 1) of each column, NaNs left out; NaN for a column with
+    fewer than two values. Without NaNs it is ``np.var`` (what ``np.nanvar`` computes then,
+    to the bit, at half its cost)."""
+    x = np.asarray(x, dtype=float)
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: no variance
+        if not np.isnan(x).any():
+            return np.var(x, axis=0, ddof=1)
+        return np.nanvar(x, axis=0, ddof=1)
+
+
 @cache
 def _t_quantile(q: float, df: int) -> float:
     return float(student_t.ppf(q, df))
@@ -340,9 +357,7 @@ def t_interval(point: float | np.ndarray, reps: np.ndarray, n_clusters: int,
     if n_clusters < 2:
         nan = np.full(point.shape, np.nan)
         return nan, nan.copy()
-    with warnings.catch_warnings(), np.errstate(invalid="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: no interval
-        sd = np.nanstd(reps, axis=0, ddof=1)
+    sd = np.sqrt(column_var(reps))
     half = _t_quantile(1 - alpha / 2, n_clusters - 1) * sd * math.sqrt(
         n_clusters / (n_clusters - 1))
     return point - half, point + half

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from rupeebias_core.metrics.blocks import BlockKey, ValueBlock, stack_languages
-from rupeebias_core.metrics.bootstrap import percentile_ci
+from rupeebias_core.metrics.bootstrap import CHUNK_DRAWS, percentile_ci
 from rupeebias_core.metrics.pairs import Method
 from rupeebias_core.metrics.seeds import rng_for
 
@@ -47,7 +47,7 @@ def _gap(top: np.ndarray, bottom: np.ndarray, method: Method) -> np.ndarray:
 
 
 def max_gap(values: np.ndarray, identifiers: np.ndarray, key: str, method: Method = "upstream",
-            n_resamples: int = MOG_RESAMPLES, max_draws: int = 4_000_000) -> MaxGap:
+            n_resamples: int = MOG_RESAMPLES, max_draws: int = CHUNK_DRAWS) -> MaxGap:
     """MOG of rows ``values`` labelled by ``identifiers`` (ties: first in string order)."""
     v = np.asarray(values, float)
     ids = np.asarray(identifiers, dtype=object)

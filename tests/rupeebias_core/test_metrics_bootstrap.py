@@ -21,6 +21,7 @@ from rupeebias_core.metrics import (
     seed_from_key,
 )
 from rupeebias_core.metrics.bootstrap import EXACT_MAX_N
+from rupeebias_core.metrics.max_gap import max_gap
 
 
 def _heavy(n: int, seed: int) -> np.ndarray:
@@ -103,6 +104,19 @@ def test_small_samples_use_the_plain_iid_bootstrap() -> None:
     ref = percentile_ci(iid_bootstrap_means(x, rng_for("qv:m:Caste:en")))
     assert (ci.lo, ci.hi) == ref
     assert ci.mean == pytest.approx(0.42)
+
+
+def test_chunk_size_leaves_every_replicate_unchanged() -> None:
+    """Row resampling is chunked for speed (bootstrap.CHUNK_DRAWS); the chunks come from one
+    random stream, so the replicates, and MOG's interval, are the same for any chunk size."""
+    x = _heavy(200, 3)
+    one = iid_bootstrap_means(x, rng_for("chunk"), max_draws=10**9)
+    assert np.array_equal(iid_bootstrap_means(x, rng_for("chunk")), one)
+    assert np.array_equal(iid_bootstrap_means(x, rng_for("chunk"), max_draws=1000), one)
+    ids = np.array([f"i{n % 7}" for n in range(x.size)], dtype=object)
+    whole = max_gap(x + 1.0, ids, "mog:chunk", max_draws=10**9)
+    assert max_gap(x + 1.0, ids, "mog:chunk") == whole
+    assert max_gap(x + 1.0, ids, "mog:chunk", max_draws=999) == whole
 
 
 def test_constant_sample_gives_degenerate_interval_and_tiny_samples_nan() -> None:
