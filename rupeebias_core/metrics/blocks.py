@@ -170,15 +170,28 @@ def paired_rows(values: pd.DataFrame, column: str, first: str, second: str,
     if a.empty or b.empty:
         return None
 
-    cols = list(slot_columns)
-
-    def slots(frame: pd.DataFrame) -> pd.DataFrame:
-        return frame[cols].astype(str).drop_duplicates()
-
-    both = pd.MultiIndex.from_frame(slots(ref[ref[column] == first]).merge(
-        slots(ref[ref[column] == second]), on=cols))
-    keep_a = pd.MultiIndex.from_frame(a[cols].astype(str)).isin(both)
-    keep_b = pd.MultiIndex.from_frame(b[cols].astype(str)).isin(both)
+    ref_a, ref_b, key_a, key_b = slot_keys(
+        [ref[ref[column] == first], ref[ref[column] == second], a, b], slot_columns)
+    both = np.intersect1d(ref_a, ref_b)
+    keep_a, keep_b = np.isin(key_a, both), np.isin(key_b, both)
     if keep_a.all() and keep_b.all():
         return None
     return pd.concat([a[keep_a], b[keep_b]], ignore_index=True)
+
+
+def slot_keys(frames: Sequence[pd.DataFrame], columns: Sequence[str]) -> list[np.ndarray]:
+    """One integer per row of each frame naming its ``columns`` tuple, compared as text (so
+    ``1`` and ``"1"`` are the same slot), equal across the frames for equal tuples. Why: a
+    pandas MultiIndex of the text columns, merged and searched, took 6 % of a model's metrics
+    time; integer keys take about a third less."""
+    sizes = [len(f) for f in frames]
+    key = np.zeros(sum(sizes), dtype=np.int64)
+    for col in columns:
+        raw = np.concatenate([f[col].to_numpy(object) for f in frames])
+        codes, uniques = pd.factorize(raw, use_na_sentinel=False)
+        # values whose text is the same are the same slot (few distinct values: cheap)
+        same_text, uniques = pd.factorize(np.array([str(u) for u in uniques], dtype=object))
+        codes = same_text[codes]
+        # re-coded after every column, so the key stays below rows × values (no overflow)
+        key = pd.factorize(key * len(uniques) + codes)[0].astype(np.int64)
+    return np.split(key, np.cumsum(sizes)[:-1])

@@ -115,3 +115,18 @@ def test_unreadable_answers_do_not_unpair_a_complete_run() -> None:
     tables = compute_from_values(values, "m", "upstream", design, 200, answered)
     shift = tables["language_shift"].set_index("axis").loc["all"]
     assert shift["n_pairs_en"] == 6 and shift["n_pairs_hinglish"] == 3
+
+
+def test_slot_keys_name_equal_tuples_alike_across_frames_compared_as_text() -> None:
+    """paired_rows matches slots by integer keys (blocks.slot_keys): equal column tuples get
+    one key in every frame, 1 and "1" are the same slot (as text), anything else differs."""
+    from rupeebias_core.metrics.blocks import slot_keys
+
+    a = pd.DataFrame({"task": ["t", "t", "u", "t"],
+                      "profile_id": pd.Series([1, 2, 1, None], dtype=object)})
+    b = pd.DataFrame({"task": ["u", "t", "t"], "profile_id": ["1", "2", "3"]})
+    ka, kb = slot_keys([a, b], ["task", "profile_id"])
+    assert len(set(ka.tolist())) == 4
+    assert kb[0] == ka[2] and kb[1] == ka[1]  # ("u", "1") ~ ("u", 1); ("t", "2") ~ ("t", 2)
+    assert kb[2] not in set(ka.tolist())  # ("t", "3") is nowhere in a
+    assert ka[0] != ka[1] and ka[3] not in (ka[0], ka[1], ka[2])  # None is its own value
