@@ -52,6 +52,11 @@ def _defined(m: np.ndarray) -> bool:
     return m.ndim == 2 and m.shape[0] >= 2 and m.shape[1] >= 3 and bool(np.isfinite(m).all())
 
 
+def _undefined(m: np.ndarray) -> FriedmanResult:
+    n, k = m.shape if m.ndim == 2 else (0, 0)
+    return FriedmanResult(math.nan, math.nan, math.nan, n, k)
+
+
 def _rank_rows(m: np.ndarray) -> tuple[np.ndarray, float]:
     """(within-row average ranks, Friedman's tie correction 1 − Σ(t³ − t) / (n (k³ − k)))."""
     n, k = m.shape
@@ -80,10 +85,7 @@ def kendall_w(matrix: np.ndarray) -> FriedmanResult:
     Needs ≥ 2 blocks and ≥ 3 identifiers (scipy's Friedman test needs 3 samples); degenerate
     matrices (every block fully tied) give NaN, which callers drop."""
     m = np.asarray(matrix, dtype=float)
-    if not _defined(m):
-        n, k = m.shape if m.ndim == 2 else (0, 0)
-        return FriedmanResult(math.nan, math.nan, math.nan, n, k)
-    return _friedman(*_rank_rows(m))
+    return _friedman(*_rank_rows(m)) if _defined(m) else _undefined(m)
 
 
 def profile_identifier_matrix(block: ValueBlock) -> np.ndarray:
@@ -143,8 +145,7 @@ def block_w(matrix: np.ndarray, key: str, n_perm: int = W_PERMUTATIONS
     """:func:`kendall_w` and :func:`w_null` of one block from a single ranking of it."""
     m_ = np.asarray(matrix, dtype=float)
     if not _defined(m_):
-        n, k = m_.shape if m_.ndim == 2 else (0, 0)
-        return FriedmanResult(math.nan, math.nan, math.nan, n, k), math.nan, np.zeros(0)
+        return _undefined(m_), math.nan, np.zeros(0)
     m, k = m_.shape
     ranks, tie_c = _rank_rows(m_)
     res = _friedman(ranks, tie_c)
