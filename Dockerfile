@@ -36,7 +36,7 @@ COPY rupeebias_core/ rupeebias_core/
 COPY precompute/ precompute/
 COPY explorer/ explorer/
 COPY pages/ pages/
-COPY app.py ./
+COPY app.py serve.py ./
 COPY docs/methodology.md docs/methodology.md
 COPY .streamlit/config.toml .streamlit/config.toml
 COPY data/ data/
@@ -47,5 +47,5 @@ USER rupeebias
 EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
     CMD curl --fail --silent http://localhost:8501/_stcore/health || exit 1
-CMD ["streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501", \
+CMD ["streamlit", "run", "serve.py", "--server.address=0.0.0.0", "--server.port=8501", \
      "--server.headless=true"]

@@ -10,11 +10,17 @@ network or an API key (the Try-a-prompt page asks for an endpoint only when used
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from explorer.ui import routed
 
-st.set_page_config(page_title="RupeeBias Explorer", page_icon="₹", layout="wide",
+# An image, not the text "₹": Streamlit takes a string that is not an emoji for an image URL,
+# so every page load asked the server for "/₹" and got the app's HTML as its icon.
+st.set_page_config(page_title="RupeeBias Explorer",
+                   page_icon=str(Path(__file__).parent / "explorer" / "assets" / "favicon.svg"),
+                   layout="wide",
                    menu_items={"About": "RupeeBias Explorer: audits demographic bias in the "
                                         "economic advice language models give people in India."})
 

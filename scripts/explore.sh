@@ -2,7 +2,8 @@
 # The README's first command: set up a fresh machine and start the explorer on the shipped
 # data. Installs the runtime requirements at the exact versions of constraints.txt, the bundled
 # local model (scripts/install_local_model.sh: portable llama.cpp build + SmolLM2 weights), then
-# runs `streamlit run app.py` with any arguments given (e.g. --server.address=127.0.0.1).
+# runs `streamlit run serve.py` (app.py behind serve.py's faster deep links) with any arguments
+# given (e.g. --server.address=127.0.0.1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -11,4 +12,4 @@ PYTHON="${PYTHON:-python3}"
 # the shipped answers), so a failed build (no C++ compiler?) does not stop it from starting.
 bash scripts/install_local_model.sh || echo "warning: the bundled local model could not be " \
   "installed (see above); the explorer starts without it. Retry: bash scripts/install_local_model.sh" >&2
-exec "$PYTHON" -m streamlit run app.py "$@"
+exec "$PYTHON" -m streamlit run serve.py "$@"

@@ -13,9 +13,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = ("rupeebias_core", "precompute", "explorer", "pages", "scripts", "bench", "tests",
-           "app.py")
+           "app.py", "serve.py")
 LOCAL = {"rupeebias_core", "precompute", "explorer", "pages", "tests", "bench", "scripts", "app",
-         "lock_requirements"}
+         "serve", "lock_requirements"}
 
 
 def _lock_module():  # noqa: ANN202

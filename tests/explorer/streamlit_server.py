@@ -51,12 +51,14 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(env: Mapping[str, str], log: Path, startup_s: float = 90.0) -> Iterator[str]:
-    """The base URL of a running app; fails the test with the log tail if it does not start."""
+def serve_app(env: Mapping[str, str], log: Path, startup_s: float = 90.0,
+              entry: str = "serve.py") -> Iterator[str]:
+    """The base URL of a running app; fails the test with the log tail if it does not start.
+    ``entry``: serve.py (how the README starts it) or app.py (plain ``streamlit run``)."""
     port = free_port()
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"),
+            [sys.executable, "-m", "streamlit", "run", str(REPO / entry),
              "--server.headless", "true", "--server.port", str(port),
              "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none"],

@@ -43,8 +43,6 @@ NO_CHART = {("axes_use_cases", "?view=table")}
 PAPER_PAGES = ("", "axes_use_cases", "language_shift", "consistency")
 PAPER_LABEL = "GPT 5.4"
 
-_STREAMLIT_PROBE = re.compile(r"/[a-z_]+/_stcore/(?:health|host-config)$")
-
 pytest.importorskip("playwright.sync_api")
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's /usr/bin/chromium is not installed", allow_module_level=True)
@@ -79,14 +77,15 @@ def browser_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
         page.errors = []  # console errors and uncaught page errors, reset per test
         # A failed request is logged twice (console + response): keep the response, which
-        # names the URL. Streamlit's frontend first probes /<page>/_stcore/{health,host-config}
-        # on a deep link and falls back to /_stcore/: those two 404s are its own, not ours.
+        # names the URL. Served by serve.py, a deep link no longer makes the frontend probe
+        # /<page>/_stcore/{health,host-config} (two 404s before it found /_stcore/): any 4xx
+        # or 5xx, those included, is an error here.
         page.on("console", lambda m: page.errors.append(f"console: {m.text}")
                 if m.type == "error" and not m.text.startswith("Failed to load resource")
                 else None)
         page.on("pageerror", lambda e: page.errors.append(f"pageerror: {e}"))
         page.on("response", lambda r: page.errors.append(f"HTTP {r.status}: {r.url}")
-                if r.status >= 400 and not _STREAMLIT_PROBE.search(r.url) else None)
+                if r.status >= 400 else None)
         yield page
 
 
@@ -106,6 +105,35 @@ def test_deep_link_on_a_fresh_server_runs_through_the_router(server: str,
     assert "Drill down" in nav and "Pair browser" in nav  # app.py's sections, not file names
     assert "5 of 5 identifiers" in page.content()
     assert "axis=Gender" in page.url
+
+
+def test_deep_link_opens_without_probing_the_page_path(server: str, browser_page: object
+                                                      ) -> None:
+    """serve.py sets the backend base in the page: on a deep link the frontend asks
+    /_stcore/ at once, instead of /<page>/_stcore/ first (a 404 and a 100 ms back-off)."""
+    page = browser_page
+    asked: list[str] = []
+
+    def log(request: object) -> None:
+        asked.append(request.url)  # type: ignore[attr-defined]
+
+    page.on("request", log)
+    try:
+        page.goto(f"{server}/language_shift?axis=Caste")
+        _settle(page, "Language shift: English vs Hinglish", "How much does the gap change")
+    finally:
+        page.remove_listener("request", log)
+    core = [u.removeprefix(server) for u in asked if "/_stcore/" in u]
+    assert core and all(u.startswith("/_stcore/") for u in core), core
+    assert {"/_stcore/health", "/_stcore/host-config"} <= set(core)
+    assert "axis=Caste" in page.url  # the view's parameters survive
+    base = page.evaluate("() => window.__streamlit && window.__streamlit.BACKEND_BASE_URL")
+    assert base == f"{server}/"
+    # the icon is the app's own image, sent with the page (before: a request for "/₹")
+    icons = page.evaluate("() => [...document.querySelectorAll('link[rel*=icon]')]"
+                          ".map(l => l.href)")
+    assert icons and all(h.startswith("data:image/svg+xml") for h in icons), icons
+    assert not [u for u in asked if "%E2%82%B9" in u]
 
 
 def test_deep_link_to_try_a_prompt_on_a_fresh_server_gets_the_router(fresh_server: str,
