@@ -1,4 +1,5 @@
-"""RupeeBias Explorer — entry point and router: ``streamlit run app.py``.
+"""RupeeBias Explorer — entry point and router: ``streamlit run serve.py`` (which serves this
+file; ``streamlit run app.py`` works too, a little slower on deep links: see serve.py).
 
 The entrypoint only sets the page frame and navigation; each page is a file in ``pages/``.
 Every ``url_path`` equals its file's stem: on a fresh server Streamlit serves a deep link from
