@@ -286,7 +286,7 @@ _PROBE_JS = """(() => {
   requestAnimationFrame(tick);
   window.__rbLog = () => ({states: states.slice(-8), frames: frames.slice(-8)});
   // A sidebar visit (window.__rbWant = [title, marker] set before the click): stApp's run
-  // state does not always show the new page's run (seen on Try a prompt under serve.py), so
+  // state does not always show the new page's run (seen on Try a prompt), so
   // done is the first frame after t0 with the page's title and content marker on screen, the
   // run state notRunning, nothing busy and every chart new and drawn.
   window.__rbNavDoneAt = (t0, expected) => {
