@@ -70,6 +70,9 @@ def test_status_counts_answers_and_quotes_the_metrics(tmp_path: Path) -> None:
     assert "refusals 1.2 %" in text or "refusals 1.3 %" in text
     assert "Mean Δ% 12.3 [10.0, 15.0] (1,234 pairs) with the upstream method and no matched " \
            "pairs yet corrected" in text
+    # the upstream interval is never shown without saying that it undercovers
+    assert "The upstream interval is the authors' pair bootstrap" in text
+    assert "far too narrow" in text
     assert "rerun" not in text
 
 
