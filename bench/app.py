@@ -401,14 +401,17 @@ def _choose(page: Page, kind: str, label: str, value: str) -> float:
                 widget.locator('[data-testid="stRadioOption"][data-selected="true"]')
                 .inner_text().strip() == value)
 
+    def arm() -> float:
+        """Forget the last pointerdown; the page time now (t0 if the probe misses the next)."""
+        now: float = page.evaluate("() => { window.__rbPointer = null; return performance.now(); }")
+        return now
+
     last: float | None = None
     for _ in range(3):
         if last is not None and shown():
             return last
-        before: float = page.evaluate("() => performance.now()")
         if kind == "select":
-            page.evaluate("() => { window.__rbPointer = null; }")
-            before = page.evaluate("() => performance.now()")
+            before = arm()
             widget.click()  # opening the list does not rerun; the option click does
             option = page.get_by_role("option", name=value, exact=True)
             option.wait_for()
@@ -418,11 +421,10 @@ def _choose(page: Page, kind: str, label: str, value: str) -> float:
                 # would start no run
                 opened: float | None = page.evaluate("() => window.__rbPointer")
                 return opened if opened is not None else before
-            page.evaluate("() => { window.__rbPointer = null; }")
-            before = page.evaluate("() => performance.now()")
+            before = arm()
             option.click()
         else:
-            page.evaluate("() => { window.__rbPointer = null; }")
+            before = arm()
             widget.get_by_test_id("stRadioOption").filter(has_text=value).first.click()
         pointer: float | None = page.evaluate("() => window.__rbPointer")
         last = pointer if pointer is not None else before
