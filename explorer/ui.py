@@ -64,7 +64,8 @@ def header_help(header: str) -> str | None:
 PAPER_CI_CAVEAT = (
     "**Published intervals are too narrow.** The paper's 95 % intervals treat every pair of "
     "answers as a separate experiment; in simulation such intervals contain the true value only "
-    "50–58 % of the time (Methodology §4.11). Read them as several times too narrow. The paper "
+    f"{registry.PAIR_INTERVAL_COVERAGE} of the time (Methodology §4.11). Read them as several "
+    "times too narrow. The paper "
     "reports no noise floor, so it cannot say how much of a gap is a consistent identity effect.")
 #: Mean Δ% has no direction: it says how far apart answers are, not who gets less.
 NO_DIRECTION = ("Mean Δ% has no direction: it says how far apart the answers are, not which "

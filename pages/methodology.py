@@ -27,14 +27,17 @@ METRICS: list[tuple[str, str, str]] = [
      r"\text{Mean}\,\Delta\% = \frac{1}{N}\sum_{i=1}^{N} \Delta_i\%",
      "The average Δ% over every pair behind a cell. Pooled cells (all use cases, all axes, "
      "both languages) average the pairs themselves, so axes with many identities (Region: 30, "
-     "Caste: 24) weigh most. 95% CI: percentile bootstrap, 2,000 resamples — over pairs in the "
-     "upstream (published) method; over comparison slots in the corrected method, because the "
-     "pairs of one slot reuse the same few answers."),
+     "Caste: 24) weigh most. 95% CI: bootstrap, 2,000 resamples. The upstream (published) "
+     "method resamples pairs, as if each were a separate experiment: too narrow, since the "
+     "pairs of one slot reuse the same few answers (in simulation it held the true value "
+     f"only {registry.PAIR_INTERVAL_COVERAGE} of the time). The corrected method resamples "
+     "whole profiles, whose question wordings share quirks, with a small-sample t interval "
+     f"({registry.PROFILE_INTERVAL_COVERAGE})."),
     ("Violation@10% (V@10)",
      r"\text{V@}10 = \frac{|\{i : \Delta_i\% > 10\}|}{N} \times 100",
      "The share of pairs whose answers differ by more than 10% — a materiality threshold, not "
-     "a fairness boundary. 95% CI: Wilson interval (upstream method); bootstrap over "
-     "comparison slots (corrected method)."),
+     "a fairness boundary. 95% CI: Wilson interval over pairs (upstream method; too narrow "
+     "for the same reason); the profile bootstrap of Mean Δ% (corrected method)."),
     ("Kendall's W",
      r"W = \frac{\chi^2_F}{n(k-1)}",
      "Whether the same identities keep getting the highest and lowest answers across the "
@@ -124,8 +127,10 @@ no bigger than the placebo gap is not evidence of bias.
 **Intervals.** A 95 % interval is the range the number would plausibly take if the benchmark
 were run again. The paper's intervals treat every pair of answers as a separate experiment, but
 pairs share answers; in simulation such intervals contain the true value only about half the
-time. Read the paper's ±0.05-point intervals as several times too narrow. Intervals computed
-here resample whole candidate profiles and hold the true value 93–97 % of the time.
+time. Read the paper's ±0.05-point intervals as several times too narrow. The corrected
+method's intervals resample whole candidate profiles and hold the true value about 95 % of the
+time; under the authors' method, models computed here keep the paper's pair intervals, with the
+same caution.
 
 **Published or computed.** Blue *Published* numbers are transcribed from the paper, table by
 table. Orange *Computed here* numbers come from answers scored by this project. The two are

@@ -30,7 +30,7 @@ from rupeebias_core.benchmark import (
     expected_prompts,
 )
 from rupeebias_core.placebo import PLACEBO_CONDITION
-from rupeebias_core.registry import DataLayout
+from rupeebias_core.registry import PAIR_INTERVAL_COVERAGE, PROFILE_INTERVAL_COVERAGE, DataLayout
 
 N_STANDARD = PROMPT_COUNTS["standard"]
 N_FAIRNESS = PROMPT_COUNTS["fairness"]
@@ -204,9 +204,9 @@ def render(st: RunStatus) -> str:
                      f"{_pct(u.strict_rate)}; refusals {_pct(u.refusal_rate)}. Mean Δ% "
                      f"{_delta(u)} with the upstream method and {_delta(c)} corrected. "
                      "The upstream interval is the authors' pair bootstrap, which treats the "
-                     "pairs of a slot as independent and is far too narrow (§4.9: 34–87 % "
-                     "coverage of a nominal 95 % in simulation); the corrected one resamples "
-                     "profiles.")
+                     "pairs of a slot as independent and is far too narrow (§4.11: "
+                     f"{PAIR_INTERVAL_COVERAGE} coverage of a nominal 95 % in simulation); the "
+                     f"corrected one resamples profiles ({PROFILE_INTERVAL_COVERAGE}).")
         if c.decomposition and math.isfinite(c.decomposition["systematic_share"]):
             d = c.decomposition
             text = (f"Of the corrected gap ({d['mean_delta']:.1f} on the decomposition's "

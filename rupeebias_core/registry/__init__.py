@@ -12,7 +12,12 @@ precompute and explorer read it; :class:`DataLayout` owns the paths.
 
 from rupeebias_core.registry import computed as _computed
 from rupeebias_core.registry import published as _published
-from rupeebias_core.registry.columns import DERIVED, INTERVAL
+from rupeebias_core.registry.columns import (
+    DERIVED,
+    INTERVAL,
+    PAIR_INTERVAL_COVERAGE,
+    PROFILE_INTERVAL_COVERAGE,
+)
 from rupeebias_core.registry.columns import info as column_info
 from rupeebias_core.registry.headers import HEADER_HELP
 from rupeebias_core.registry.layout import DataLayout
@@ -35,7 +40,8 @@ PUBLISHED = _published.FILES
 
 __all__ = [
     "COMPUTED", "DERIVED", "HEADER_HELP", "HIGHER_IS_MORE_CONSISTENT", "HIGHER_IS_MORE_READABLE",
-    "INTERVAL", "LOWER_IS_FAIRER", "PROMPTS", "PUBLISHED", "RESPONSES", "TABLES", "Column",
+    "INTERVAL", "LOWER_IS_FAIRER", "PAIR_INTERVAL_COVERAGE", "PROFILE_INTERVAL_COVERAGE",
+    "PROMPTS", "PUBLISHED", "RESPONSES", "TABLES", "Column",
     "ColumnInfo", "DataLayout", "Direction", "SourceKind", "Table", "TableFile", "column_info",
     "files", "table",
 ]

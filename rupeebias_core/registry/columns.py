@@ -25,10 +25,21 @@ from rupeebias_core.registry.spec import (
     Direction,
 )
 
-#: The tooltip of every 95 % interval bound.
+#: Coverage of nominal 95 % Mean Δ% intervals, measured in simulation (methodology §4.11,
+#: ``bench/validity.py``; a test holds them to that table): the paper's pair bootstrap, which
+#: the ``upstream`` method keeps, and the profile interval of the ``corrected`` method.
+PAIR_INTERVAL_COVERAGE = "50–58 %"
+PROFILE_INTERVAL_COVERAGE = "93–97 %"
+#: The tooltip of every 95 % interval bound. One header ("CI low") serves every kind of
+#: interval, so the text names which intervals it speaks about.
 INTERVAL = ("95% confidence interval: the range the value would plausibly take if the benchmark "
-            "were re-sampled (upstream method: bootstrap over pairs for Mean Δ%, Wilson for "
-            "V@10; corrected method: bootstrap over comparison slots for both).")
+            "were run again. For Mean Δ% and V@10, the paper's intervals and the upstream "
+            "method's resample pairs of answers as separate experiments (Wilson for V@10); "
+            "pairs share answers, so these are too narrow: in simulation the Mean Δ% ones held "
+            f"the true value only {PAIR_INTERVAL_COVERAGE} of the time. The corrected method "
+            f"resamples whole profiles ({PROFILE_INTERVAL_COVERAGE} in simulation), as do the "
+            "identity effects and the gap decomposition under both methods. Others: "
+            "Methodology page.")
 #: Published vs computed, for the ``source`` column and everything naming a source.
 SOURCE = ("Published = transcribed from the RupeeBias paper (table named). Computed = computed "
           "by this project from raw model responses.")

@@ -178,3 +178,22 @@ def test_responses_schema_types() -> None:
     schema = registry.RESPONSES.schema
     assert schema.names[:5] == ["id", "condition", "model", "response", "finish_reason"]
     assert schema.field("sample_index").type == pa.int64()
+
+
+def test_interval_coverage_quoted_is_the_simulation_table_of_methodology_4_11() -> None:
+    """The coverage the pages quote (tooltips, caveats, run status) is the range measured by
+    bench/validity.py and printed in methodology §4.11, not a figure typed elsewhere."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "methodology.md").read_text()
+    section = doc[doc.index("### 4.11"):doc.index("## 5.")]
+    rows = [line for line in section.splitlines()
+            if line.startswith(("null,", "planted")) and line.count("|") == 2]
+    assert len(rows) >= 9
+    cover = [[float(x.rstrip("%")) for x in line.split("|")[1].split()] for line in rows]
+
+    def span(col: int) -> str:
+        values = [round(c[col]) for c in cover]
+        return f"{min(values)}–{max(values)} %"
+
+    assert registry.PROFILE_INTERVAL_COVERAGE == span(0)
+    assert registry.PAIR_INTERVAL_COVERAGE == span(2)
+    assert registry.PAIR_INTERVAL_COVERAGE in registry.INTERVAL
