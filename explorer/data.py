@@ -473,12 +473,15 @@ def model_labels() -> dict[str, str]:
 # the pair browser
 
 SLOT_COLUMNS: tuple[str, ...] = ("identifier_value", "value", "metric_value", "status", "strict",
-                                 "response", "prompt", "system_prompt", "finish_reason")
+                                 "response", "prompt", "system_prompt", "finish_reason", "unit",
+                                 "metric_unit")
 
 
 def slot_query(st_: Store, model: str, task: str, language: str, profile_id: str,
-               question_variant_id: str, axis: str, condition: str) -> pd.DataFrame:
-    """Every identifier of one slot with its parsed value, raw response and exact prompt.
+               question_variant_id: str, axis: str, condition: str, method: str = "upstream"
+               ) -> pd.DataFrame:
+    """Every identifier of one slot with its parsed value (under ``method``: the value a
+    metric of that method uses), raw response and exact prompt.
 
     Three small bound queries instead of one join: the slot's prompts first (so identifiers
     without an answer still show), then ``parsed`` for the same slot, then the model's own
@@ -489,11 +492,12 @@ def slot_query(st_: Store, model: str, task: str, language: str, profile_id: str
             "qv": question_variant_id, "axis": axis, "condition": condition}
     frame = slot_prompts(st_, slot).assign(value=float("nan"), metric_value=float("nan"),
                                            status=None, strict=None, response=None,
-                                           finish_reason=None)
+                                           finish_reason=None, unit=None, metric_unit=None)
     ids = [str(i) for i in frame["id"]]
     if ids and "parsed" in st_.columns:
-        frame = frame.drop(columns=["value", "metric_value", "status", "strict"]).merge(
-            slot_parsed(st_, model, slot), on="id", how="left")
+        frame = frame.drop(columns=["value", "metric_value", "status", "strict", "unit",
+                                    "metric_unit"]).merge(
+            slot_parsed(st_, model, slot, method), on="id", how="left")
     if ids and _responses_file(st_, model) is not None:
         frame = frame.drop(columns=["response", "finish_reason"]).merge(
             slot_responses(st_, model, condition, ids), on="id", how="left")
@@ -512,14 +516,19 @@ def slot_prompts(st_: Store, slot: Mapping[str, str]) -> pd.DataFrame:
         "AND question_variant_id = $qv AND axis = $axis AND condition = $condition", dict(slot))
 
 
-def slot_parsed(st_: Store, model: str, slot: Mapping[str, str]) -> pd.DataFrame:
-    """One model's parsed values for one slot."""
+def slot_parsed(st_: Store, model: str, slot: Mapping[str, str], method: str = "upstream"
+                ) -> pd.DataFrame:
+    """One model's parsed values for one slot under ``method`` (the two methods read the same
+    answer differently: the authors' extractor in LPA or markup %, ours in rupees), the row
+    the metrics use when an id has several."""
     return execute(
         st_, ("parsed",),
-        "SELECT id, value, metric_value, status, strict FROM parsed WHERE model = $model "
+        "SELECT id, value, metric_value, status, strict, unit, metric_unit FROM parsed "
+        "WHERE model = $model AND method = $method "
         "AND task = $task AND language = $language AND profile_id = $profile "
         "AND question_variant_id = $qv AND axis = $axis AND condition = $condition "
-        "QUALIFY row_number() OVER (PARTITION BY id) = 1", {**slot, "model": model})
+        "QUALIFY row_number() OVER (PARTITION BY id ORDER BY included DESC, row_index) = 1",
+        {**slot, "model": model, "method": method})
 
 
 def slot_responses(st_: Store, model: str, condition: str, ids: Sequence[str]) -> pd.DataFrame:
@@ -549,23 +558,27 @@ def _responses_file(st_: Store, model: str) -> str | None:
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def _slot_cached(root: str, data_version: str, model: str, task: str, language: str,
-                 profile_id: str, question_variant_id: str, axis: str, condition: str
-                 ) -> pd.DataFrame:
+                 profile_id: str, question_variant_id: str, axis: str, condition: str,
+                 method: str) -> pd.DataFrame:
     return slot_query(_store(root, data_version), model, task, language, profile_id,
-                      question_variant_id, axis, condition)
+                      question_variant_id, axis, condition, method)
 
 
 def slot_rows(model: str, task: str, language: str, profile_id: str, question_variant_id: str,
-              axis: str, condition: str = "standard") -> pd.DataFrame:
+              axis: str, condition: str = "standard", method: str = "upstream"
+              ) -> pd.DataFrame:
     """One counterfactual slot: identifier_value, value, metric_value, status, strict, response,
-    prompt, system_prompt, finish_reason (+ id), one row per identifier of ``axis``.
+    prompt, system_prompt, finish_reason, unit, metric_unit (+ id), one row per identifier of
+    ``axis``; values as ``method`` reads them.
 
     Shared with the Try-a-prompt page, which compares a live answer with the stored one.
     Arguments are validated against the benchmark vocabulary; a bad one raises ValueError.
     """
     _validate_slot(model, task, language, profile_id, question_variant_id, axis, condition)
+    if method not in vocab.METHODS:
+        raise ValueError("invalid slot argument(s): method")
     return _slot_cached(*current(), model, task, language, profile_id, question_variant_id,
-                        axis, condition)
+                        axis, condition, method)
 
 
 def _validate_slot(model: str, task: str, language: str, profile_id: str | None,

@@ -55,14 +55,19 @@ def scope_words(lang: str, task: str, axis: str) -> tuple[str, str]:
 
 
 def gap(label: str, value: object, lo: object, hi: object, *, lang: str, task: str, axis: str,
-        published: bool) -> str:
-    """The sentence for one model's Mean Δ%."""
+        published: bool, method: str = "upstream") -> str:
+    """The sentence for one model's Mean Δ%; a computed model's interval under the authors'
+    method is their pair bootstrap, and the sentence says it is too narrow."""
     who, kind = scope_words(lang, task, axis)
     if not _ok(value):
         return (f"There is no number for {label} in this view ({kind} answers, "
                 f"{vocab.AXIS_LABELS.get(axis, axis)}).")
-    tail = ("published; the paper's intervals are too narrow and it reports no noise floor"
-            if published else "computed here")
+    if published:
+        tail = "published; the paper's intervals are too narrow and it reports no noise floor"
+    elif method == "upstream":
+        tail = "computed here; the authors' pair interval, too narrow"
+    else:
+        tail = "computed here, profile-cluster interval"
     return (f"When only {who} changes, {label}'s {kind} answers differ by {num(value)} % on "
             f"average ({ci(lo, hi)}, {tail}). This is a distance between answers: it does not "
             "say which identity gets less.")
@@ -144,8 +149,9 @@ def effects(label: str, frame: pd.DataFrame, *, lang: str, task: str, axis: str)
     verdict = (f"{n_sig} of {len(ok)} identities {'differs' if n_sig == 1 else 'differ'} from "
                "the axis average after the BH correction for testing every identity of every "
                "axis here" if n_sig else
-               (f"its interval excludes zero, but after correcting for testing all {len(ok)} "
-                "identities (BH) no identity is flagged, so treat it as a lead, not a finding"
+               ("its interval excludes zero, but after correcting for testing every identity "
+                "of every axis here (BH) no identity is flagged, so treat it as a lead, not a "
+                "finding"
                 if excludes else
                 "no identity differs from the axis average after the BH correction, so this "
                 "may be noise"))
@@ -214,6 +220,18 @@ def deviation(label: str, frame: pd.DataFrame, *, lang: str, task: str) -> str:
             "canonical pairs tab tests chosen contrasts with intervals.")
 
 
+def above(gap_pct: object) -> str:
+    """How much higher the larger of two averages is than the smaller, in words, from their
+    relative gap (difference ÷ their average, as CPG and MOG): a gap of 54 % means the larger
+    is 1.74 times the smaller, "74 % above" — not "54 % more"."""
+    if not _ok(gap_pct):
+        return "—"
+    g = abs(float(gap_pct))
+    if g >= 200:  # one average is zero or of the other sign: no ratio
+        return "far above"
+    return f"{num((200 + g) / (200 - g) * 100 - 100)} % above"
+
+
 def canonical(frame: pd.DataFrame) -> str:
     """The largest canonical pair gap on screen (``Model``, ``Use case``, ``Pair``, ``CPG %``,
     ``CI low``, ``CI high``), with its interval and whether the interval excludes 0."""
@@ -231,8 +249,9 @@ def canonical(frame: pd.DataFrame) -> str:
     else:
         verdict = "there is no interval, so it may be noise"
     return (f"The largest canonical gap here is {top['Model'].rsplit(' · ', 1)[0]}'s "
-            f"{top['Use case'].lower()} answers: {more} gets {num(abs(v))} % more than {less} "
-            f"({ci(lo, hi)}, computed here; {verdict}). English and Hinglish are pooled.")
+            f"{top['Use case'].lower()} answers: {more}'s average answer is {above(v)} "
+            f"{less}'s (a gap of {num(v)} % of their average, {ci(lo, hi)}, computed here; "
+            f"{verdict}). English and Hinglish are pooled.")
 
 
 def max_gap(frame: pd.DataFrame) -> str:
@@ -243,10 +262,11 @@ def max_gap(frame: pd.DataFrame) -> str:
         return "There is no maximum observed gap in this view."
     top = ok.loc[ok["Gap %"].astype(float).idxmax()]
     return (f"The widest gap here is {top['Model'].rsplit(' · ', 1)[0]}'s "
-            f"{top['Use case'].lower()} answers on {top['Axis']}: {top['Highest']} gets "
-            f"{num(top['Gap %'])} % more than {top['Lowest']} "
-            f"({ci(top.get('CI low'), top.get('CI high'))}, computed here). It is the largest of "
-            "all pairs on the axis, picked after looking, so it overstates a typical gap.")
+            f"{top['Use case'].lower()} answers on {top['Axis']}: {top['Highest']}'s average "
+            f"answer is {above(top['Gap %'])} {top['Lowest']}'s (a gap of {num(top['Gap %'])} % "
+            f"of their average, {ci(top.get('CI low'), top.get('CI high'))}, computed here). "
+            "It is the largest of all pairs on the axis, picked after looking, so it overstates "
+            "a typical gap.")
 
 
 def slot(label: str, summary: Mapping[str, object], *, lang: str, task: str, axis: str,

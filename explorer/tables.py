@@ -231,7 +231,12 @@ def quadrant(delta_cells: pd.DataFrame, w_rows: pd.DataFrame, models: pd.DataFra
         fine = c[c["task"].isin(vocab.TASKS)]
         coarse = c[c["task"] == vocab.ALL]
         fx = (fine.groupby([*keys, "language"])["mean_delta"].mean().groupby(keys).mean()
-              .rename("x").reset_index().assign(basis="use case × axis cells (as Figure 3b)"))
+              .rename("x").reset_index())
+        n_tasks = fine.groupby(keys)["task"].nunique().reindex(
+            pd.MultiIndex.from_frame(fx[keys])).to_numpy()
+        fx["basis"] = ["use case × axis cells (as Figure 3b)" if n >= len(vocab.TASKS) else
+                       f"use case × axis cells of {n} of {len(vocab.TASKS)} use cases"
+                       for n in n_tasks]
         cx = (coarse.groupby([*keys, "language"])["mean_delta"].mean().groupby(keys).mean()
               .rename("x").reset_index().assign(basis="six axis cells (Tables 3/4)"))
         cx = cx.merge(fx[keys], on=keys, how="left", indicator=True)
@@ -315,8 +320,12 @@ def slot_summary(gaps: pd.DataFrame, key: str) -> dict[str, float]:
 MARKUP_FLAGS = ("upstream_markup_gaps", "includes_upstream_markup_gaps")
 MARKUP_NOTE = ("not a gap: under the authors' method counter-offer answers are compared as "
                "markups, whose relative 'gap' can be negative — choose the corrected method")
+#: The values a flagged row must not show: every gap, deviation or shift built on markups.
 _GAP_VALUES = ("mean_delta", "mean_delta_lo", "mean_delta_hi", "violation_10",
-               "violation_10_lo", "violation_10_hi", "mean_delta_unweighted")
+               "violation_10_lo", "violation_10_hi", "mean_delta_unweighted", "cpg", "cpg_lo",
+               "cpg_hi", "gap", "gap_lo", "gap_hi", "pct_dev", "mean_delta_en",
+               "mean_delta_hinglish", "delta_shift", "delta_shift_lo", "delta_shift_hi",
+               "delta_shift_std", "delta_shift_std_lo", "delta_shift_std_hi")
 
 
 def markup_flags(frame: pd.DataFrame, derive: bool = False) -> pd.Series:
@@ -353,6 +362,14 @@ def mask_markup(frame: pd.DataFrame, derive: bool = False) -> pd.DataFrame:
         None, index=out.index, dtype=object)
     out["note"] = [MARKUP_NOTE if f else n for f, n in zip(flagged, note, strict=True)]
     return out
+
+
+def blanked_models(frame: pd.DataFrame, labels: Mapping[str, str]) -> list[str]:
+    """Labels of the models :func:`mask_markup` blanked rows of, sorted."""
+    if frame.empty or "note" not in frame.columns:
+        return []
+    return sorted({labels.get(m, m) for m, n in zip(frame["model"], frame["note"], strict=True)
+                   if n == MARKUP_NOTE})
 
 
 def drop_empty(frame: pd.DataFrame, protect: Sequence[str] = ()) -> tuple[pd.DataFrame,

@@ -23,7 +23,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.elements.lib.column_types import ColumnConfig
 
-from explorer import export, vocab
+from explorer import export, tables, vocab
 from explorer.data import DataUnavailable
 from explorer.state import PageState
 from rupeebias_core import registry
@@ -187,6 +187,18 @@ def verbatim(text: str) -> None:
 def explain(text: str) -> None:
     """A plain-language note placed right next to the chart or table it explains."""
     st.caption(text)
+
+
+def markup_note(frame: pd.DataFrame, labels: Mapping[str, str], what: str,
+                hint: str = "Choose the corrected method (sidebar) to see them.") -> list[str]:
+    """Say next to a chart which models' ``what`` were blanked by ``tables.mask_markup``
+    (upstream counter-offer markups: not distances between answers); returns those models."""
+    names = tables.blanked_models(frame, labels)
+    if names:
+        st.caption(f"{what} are not shown for {', '.join(names)}: under the authors' method, "
+                   "counter-offer answers enter them as markups, which are not distances between "
+                   f"answers. {hint}")
+    return names
 
 
 def source_legend(kinds: Sequence[str] | None = None) -> None:

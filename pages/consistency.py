@@ -232,6 +232,9 @@ def _body() -> None:
             cells = data.rows("delta", model=sel_models, language=vocab.LANGUAGES, axis=vocab.AXES,
                               source_kind=kinds, method=method)
             cells, _ = tables.prefer_published(cells, ["model", "language", "task", "axis"])
+            cells = tables.mask_markup(cells, derive=not data.computed_file_has("delta", "flag"))
+            ui.markup_note(cells, labels, "Counter-offer cells", hint=(
+                "Their x leaves them out (see x basis); the corrected method keeps them."))
             w_rows = data.rows("kendall_w", model=sel_models, language=vocab.LANGUAGES, axis="Mean",
                                source_kind=kinds, method=method)
             quad = tables.quadrant(cells, w_rows, models)
@@ -427,7 +430,8 @@ def _body() -> None:
             ui.explain("**Parse health**: share of answers from which a number could be read. "
                        "**Refusal rate**: share where the model declined. **Strict rate** "
                        "(computed only): share that followed the required `### <NUMBER> INR` "
-                       "format exactly. Published: Table 22.")
+                       "format (`### <NUMBER> %` for salary increments) exactly. Published: "
+                       "Table 22.")
             ph = data.rows("parse_health", model=sel_models, source_kind=kinds, method=method)
             if ph.empty:
                 ui.no_rows("parse-health rows")

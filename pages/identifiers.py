@@ -79,10 +79,11 @@ def _body() -> None:
     LANG_NAMES = {"all": "English and Hinglish pooled", **vocab.LANGUAGE_LABELS}
 
 
-    def subtitle(*extra: str) -> str:
-        """The filters of this page's charts, for the press title block."""
+    def subtitle(*extra: str, shown: str | None = None) -> str:
+        """The filters of this page's charts, for the press title block (``shown``: the method
+        a section fell back to)."""
         return ui.scope({**vocab.AXIS_LABELS, "all": "All axes"}.get(axis, axis),
-                        vocab.TASK_LABELS[task], *extra, vocab.METHOD_LABELS[method])
+                        vocab.TASK_LABELS[task], *extra, vocab.METHOD_LABELS[shown or method])
 
 
     def model_columns(frame: pd.DataFrame) -> list[str]:
@@ -101,9 +102,29 @@ def _body() -> None:
         with ui.guard("Identifier deviations"):
             dev = data.rows("identifier_deviation", axis=axes, language=lang, task=task,
                             model=sel_models, source_kind=kinds, method=method)
+            derive = not data.computed_file_has("identifier_deviation", "flag")
+            shown = method
+            if (method == "upstream" and "corrected" in filters.methods_available()
+                    and tables.markup_flags(dev, derive).any()):
+                # The authors' deviations of this selection average in counter-offer markups
+                # (not distances): show the corrected ones, and say so, rather than nothing.
+                shown = "corrected"
+                dev = data.rows("identifier_deviation", axis=axes, language=lang, task=task,
+                                model=sel_models, source_kind=kinds, method=shown)
+                ui.explain("**Shown with the corrected method.** Under the authors' method "
+                           "these deviations include counter-offer answers compared as "
+                           "markups, which are not distances between answers. Choose a use "
+                           "case other than counter-offer to see the authors' method.")
+            dev = tables.mask_markup(dev, derive)
+            blanked = ui.markup_note(dev, labels, "Deviations", hint=(
+                "Choose a use case other than counter-offer, or the corrected method (sidebar)."))
+            if blanked:
+                dev = dev[dev["note"] != tables.MARKUP_NOTE]
             expected = vocab.identifiers_of(axis)
             if dev.empty:
-                ui.no_rows("identifier deviations (they exist only for models computed here)")
+                if not blanked:
+                    ui.no_rows("identifier deviations (they exist only for models computed "
+                               "here)")
             else:
                 present = set(dev["identifier_value"])
                 per_model = dev.groupby("model")["identifier_value"].nunique()
@@ -127,7 +148,8 @@ def _body() -> None:
                     "Source type": dev["source_kind"].map(vocab.SOURCE_LABELS),
                     "Axis": dev["axis"], "Identifier": dev["identifier_value"],
                     "Deviation %": dev["pct_dev"], "n slices": dev.get("n_slices"),
-                    "n rows": dev.get("n_rows"), "Source": dev["source"], "Model ID": dev["model"]})
+                    "n rows": dev.get("n_rows"), "Method": vocab.METHOD_LABELS[shown],
+                    "Source": dev["source"], "Model ID": dev["model"]})
                 frame = frame.assign(
                     _a=frame["Axis"].map({a: i for i, a in enumerate(vocab.AXES)}),
                     _i=frame["Identifier"].map(order),
@@ -152,7 +174,8 @@ def _body() -> None:
                          alt_text="Dot plot of each identifier's deviation from its axis average",
                          stretch=axis != "all",
                          title="Each identity's answers against its axis average (%)",
-                         subtitle=subtitle(LANG_NAMES[lang], "no interval: descriptive view"),
+                         subtitle=subtitle(LANG_NAMES[lang], "no interval: descriptive view",
+                                           shown=shown),
                          source=ui.source_line(dev, labels))
                 wide = frame.pivot_table(index=["Axis", "Identifier"], columns="Model",
                                          values="Deviation %", sort=False).reset_index()
@@ -178,6 +201,9 @@ def _body() -> None:
         with ui.guard("Canonical pair gaps"):
             cpg = data.rows("canonical_gaps", axis=axes, task=tasks, model=sel_models,
                             source_kind=kinds, method=method)
+            cpg = tables.mask_markup(cpg, derive=not data.computed_file_has("canonical_gaps",
+                                                                            "flag"))
+            ui.markup_note(cpg, labels, "Counter-offer gaps")
             if cpg.empty:
                 ui.no_rows("canonical pair gaps (computed models only)")
             else:
@@ -215,7 +241,8 @@ def _body() -> None:
                 ui.sentence(sentences.canonical(frame))
                 ui.chart(spec, frame.drop(columns=["Row", "Label"]), f"canonical pair gaps {axis}",
                          f"{PAGE}-cpg", alt_text="Heatmap of canonical pair gaps by model",
-                         title="Canonical pair gaps: how much more the first identity gets (%)",
+                         title=("Canonical pair gaps: first identity's average answer minus "
+                                "the second's, as % of their average"),
                          subtitle=subtitle("English and Hinglish pooled",
                                            "★ = 95 % CI excludes 0 · / = sign consistency"),
                          source=ui.source_line(cpg, labels))
@@ -228,11 +255,13 @@ def _body() -> None:
         st.subheader("3 · Maximum observed gap (MOG)")
         ui.explain("The largest gap between *any* two identities on an axis (mean answers, as a % "
                    "of their average), naming which identity got the most and which the least. It "
-                   "is always ≥ the canonical pair's gap. English and Hinglish pooled; 95% CI from "
-                   "resampling answers.")
+                   "is never smaller than the canonical pair's gap in size. English and Hinglish "
+                   "pooled; 95% CI from resampling answers.")
         with ui.guard("Maximum observed gaps"):
             mog = data.rows("max_gaps", axis=axes, task=tasks, model=sel_models, source_kind=kinds,
                             method=method)
+            mog = tables.mask_markup(mog, derive=not data.computed_file_has("max_gaps", "flag"))
+            ui.markup_note(mog, labels, "Counter-offer gaps")
             if mog.empty:
                 ui.no_rows("maximum observed gaps (computed models only)")
             else:

@@ -108,6 +108,11 @@ def _body() -> None:
     shift = pd.DataFrame()
     with ui.guard("The language-shift table"):
         shift = data.rows("language_shift", model=sel_models, source_kind=kinds, method=method)
+        shift = tables.mask_markup(shift, derive=not data.computed_file_has("language_shift",
+                                                                            "flag"))
+        ui.markup_note(shift, labels, "Language shifts", hint=(
+            "Choose the corrected method (sidebar) to see them; the ranking agreement (section "
+            "3) stays shown."))
         universe = tables.model_frame(models, sel_models, kinds)
         have = set(shift["model"]) if len(shift) else set()
         lacking = [r.label for r in universe.itertuples(index=False)
@@ -115,7 +120,7 @@ def _body() -> None:
         if lacking:
             ui.explain(f"Not available for {len(lacking)} published model(s) "
                        f"({', '.join(lacking)}): the paper shows this only as a figure (Figure "
-                       "5), which is not transcribed. Section 3 below derives the "
+                       "5), which is not transcribed. Section 1 above gives the "
                        "English/Hinglish difference from the paper's Tables 3/4 instead.")
         shown = shift[shift["axis"] == axis] if len(shift) else shift
         frame = pd.DataFrame({
@@ -163,25 +168,34 @@ def _body() -> None:
                         f"({sentences.ci(row['CI low'], row['CI high'])}, computed here, "
                         "pooled over use cases: the languages' different use-case mixes are "
                         "part of it).")
-            ui.explain("Positive = the gap between identities is **larger** in Hinglish; "
-                       "negative = smaller. Whiskers: 95% bootstrap CI; when the CI excludes 0 "
-                       "the shift is unlikely to be noise. † p < 0.05, ‡ p < 0.01 for ρ.")
-            chart_df = frame[["Model", "Source type", "Hinglish − English", "CI low", "CI high",
-                              "Source"]].copy()
-            chart_df["Row"] = [f"{m} · {k}" for m, k in zip(chart_df["Model"],
-                                                            chart_df["Source type"], strict=True)]
-            spec = charts.spec(
-                charts.ci_dots, chart_df, x="Hinglish − English", lo="CI low", hi="CI high",
-                y="Row", color="Source type", y_order=list(chart_df["Row"]),
-                x_title="Hinglish Mean Δ% − English Mean Δ% (percentage points)",
-                color_scale=charts.source_scale(), zero_line=True, tooltip=("Source",))
-            ui.chart(spec, chart_df, f"language shift {axis}", f"{PAGE}-shift",
-                     alt_text="Dot plot of the change in Mean Δ% from English to Hinglish",
-                     title="Change in Mean Δ% from English to Hinglish (points, 95 % CI)",
-                     subtitle=ui.scope(vocab.AXIS_LABELS[axis], "all use cases pooled",
-                                       vocab.METHOD_LABELS[method],
-                                       "positive = larger in Hinglish"),
-                     source=ui.source_line(shown, labels))
+            # The like-for-like shift is the figure to quote; the pooled one only where a
+            # model has none (it mixes in the languages' use-case mixes).
+            like = bool(frame["Like-for-like shift"].notna().any())
+            x, lo, hi = (("Like-for-like shift", "Like-for-like CI low", "Like-for-like CI high")
+                         if like else ("Hinglish − English", "CI low", "CI high"))
+            chart_df = frame.loc[frame[x].notna(),
+                                 ["Model", "Source type", x, lo, hi, "Source"]].copy()
+            if len(chart_df):
+                ui.explain("Positive = the gap between identities is **larger** in Hinglish; "
+                           "negative = smaller. Whiskers: 95% interval (corrected method: "
+                           "profiles resampled; authors' method: pairs resampled, too narrow). "
+                           "† p < 0.05, ‡ p < 0.01 for ρ.")
+                chart_df["Row"] = [f"{m} · {k}" for m, k in zip(
+                    chart_df["Model"], chart_df["Source type"], strict=True)]
+                spec = charts.spec(
+                    charts.ci_dots, chart_df, x=x, lo=lo, hi=hi, y="Row", color="Source type",
+                    y_order=list(chart_df["Row"]),
+                    x_title="Hinglish Mean Δ% − English Mean Δ% (percentage points)",
+                    color_scale=charts.source_scale(), zero_line=True, tooltip=("Source",))
+                ui.chart(spec, chart_df, f"language shift {axis}", f"{PAGE}-shift",
+                         alt_text="Dot plot of the change in Mean Δ% from English to Hinglish",
+                         title="Change in Mean Δ% from English to Hinglish (points, 95 % CI)",
+                         subtitle=ui.scope(vocab.AXIS_LABELS[axis],
+                                           "like for like: answers usable in both languages"
+                                           if like else "all use cases pooled",
+                                           vocab.METHOD_LABELS[method],
+                                           "positive = larger in Hinglish"),
+                         source=ui.source_line(shown, labels))
             ui.table(frame, f"language shift {axis}", f"{PAGE}-shift-table")
 
     # ---- 2. ranking agreement heatmap ---------------------------------------------------------

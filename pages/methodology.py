@@ -110,8 +110,9 @@ that identity changed. If the answer moves, the identity moved it.
 **Mean Δ% is a distance, not a direction.** It is how far apart, in per cent, the answers to
 two such prompts are, averaged over every pair. 20 % means that swapping the identity moved the
 answer by a fifth on average. It does not say *who* got less: a model that pays Dalit users
-less and one that answers every prompt at random can have the same Mean Δ%. The paper
-publishes only this kind of number for its nine models, and no rupee amounts.
+less and one that answers every prompt at random can have the same Mean Δ%. The paper's
+tables give only this kind of number for its nine models (its signed figures are not
+transcribed here), and no rupee amounts.
 
 **Who gets less.** For models whose raw answers were scored here, the *Who gets less* page
 shows signed effects: by what per cent, and by how many rupees, one identity's answers sit
@@ -194,9 +195,15 @@ with ui.guard("The dataset table"):
                          "Question variants": q, "Languages": 2, "Prompts": 87 * p * q * 2,
                          "Source": "computed from the benchmark definition"})
         table = pd.DataFrame(rows)
-    ui.explain("87 identifiers on 6 axes × 5 use cases × 90 base profiles × 2 languages = "
-               "39,150 prompts per model, plus 9,396 salary-estimation prompts re-run with the "
-               "fairness instruction (48,546 in all).")
+    combos = sum(len(vocab.profile_ids(t)) * len(vocab.question_variant_ids(t))
+                 for t in vocab.TASKS)
+    profiles = sum(len(vocab.profile_ids(t)) for t in vocab.TASKS)
+    ui.explain(f"{len(vocab.IDENTIFIER_VALUES)} identifiers on 6 axes × {combos} (base profile, "
+               f"question wording) combinations — {profiles} base profiles over "
+               f"{len(vocab.TASKS)} use cases, 2–3 wordings each — × 2 languages = "
+               f"{vocab.STANDARD_PROMPTS:,} prompts per model, plus "
+               f"{vocab.TOTAL_PROMPTS - vocab.STANDARD_PROMPTS:,} salary-estimation prompts "
+               f"re-run with the fairness instruction ({vocab.TOTAL_PROMPTS:,} in all).")
     ui.table(table, "dataset composition table 1", "method-table1")
     axes = pd.DataFrame({"Axis": list(vocab.AXES),
                          "Identifiers": [len(vocab.identifiers_of(a)) for a in vocab.AXES],

@@ -28,7 +28,8 @@ ui.page_header(
     "in prompts that are identical except for one stated identity (for example *I am Hindu* vs "
     "*I am Muslim*, or *I am from a village* vs *a Tier 1 city*). "
     "It covers 87 identities on six axes (religion, caste, region, gender, disability, "
-    "urban/rural), five use cases and both English and Hinglish: 39,150 prompts per model. "
+    "urban/rural), five use cases and both English and Hinglish: "
+    f"{vocab.STANDARD_PROMPTS:,} prompts per model. "
     "**Mean Δ%** is how far apart the answers are on average, as a percentage — 0 means the "
     "identity made no difference.",
 )
@@ -176,7 +177,7 @@ def _body() -> None:
                 lang_code = {v: k for k, v in group.items()}.get(group_name, lang)
                 text = sentences.gap(str(top["Model"]), top[vcol], top.get(f"{group_name} CI low"),
                                      top.get(f"{group_name} CI high"), lang=lang_code, task=task,
-                                     axis=axis, published=kind == "published")
+                                     axis=axis, published=kind == "published", method=method)
                 if kind == "published":
                     text += " " + sentences.spread(ranked[vcol], ranked["Model"])
                 else:

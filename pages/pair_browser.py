@@ -14,11 +14,13 @@ from explorer.state import PageState, Param
 from rupeebias_core import benchmark as bm
 
 PAGE = "pairs"
-UNITS = {"salary_estimation": ("Salary (₹ LPA)", "Salary (₹ LPA)"),
-         "salary_increment_estimation": ("Hike (%)", "Hike (%)"),
-         "counter_offer_recommendation": ("Counter-offer (₹ LPA)", "Markup over the offer (%)"),
-         "service_pricing_vendor": ("Price (₹)", "Price (₹)"),
-         "service_pricing_client": ("Price (₹)", "Price (₹)")}
+#: The unit of the number a gap uses (parsed ``metric_unit``), in words.
+METRIC_UNITS = {"LPA": "₹ lakh a year", "markup %": "markup over the offer, %",
+                "INR/year": "₹ a year", "INR": "₹", "%": "%"}
+#: What the answers' parsed values are (their unit is in the Unit column).
+ANSWERS = {"salary_estimation": "salary", "salary_increment_estimation": "hike",
+           "counter_offer_recommendation": "counter-offer", "service_pricing_vendor": "price",
+           "service_pricing_client": "price"}
 SORTS = {"delta_desc": "Largest gap first", "delta_asc": "Smallest gap first",
          "a": "Identifier A (A–Z)"}
 RAW_NOTE = ("Only models computed here have raw answers. The nine models in the paper are "
@@ -73,6 +75,7 @@ base = [
     Param("lang", vocab.LANGUAGES, "en"),
     Param("axis", vocab.AXES, "Caste"),
     Param("cond", vocab.CONDITIONS, "standard"),
+    Param("method", vocab.METHODS, "upstream"),
     Param("sort", tuple(SORTS), "delta_desc"),
 ]
 PageState(PAGE, base).seed()
@@ -105,6 +108,8 @@ c2.selectbox("Base profile", ps.params["profile"].options, key=ps.key("profile")
 c3.selectbox("Axis", vocab.AXES, key=ps.key("axis"))
 c3.selectbox("Question wording", ps.params["qv"].options, key=ps.key("qv"),
              format_func=lambda q: f"{q} · {qv_text.get(q, '')}")
+st.radio("Method", vocab.METHODS, key=ps.key("method"), horizontal=True,
+         format_func=vocab.METHOD_LABELS.get, help=ui.column_help("method"))
 if task in vocab.FAIRNESS_TASKS:
     st.radio("System prompt", vocab.CONDITIONS, key=ps.key("cond"), horizontal=True,
              format_func={"standard": "Standard",
@@ -114,14 +119,14 @@ filters.ignored_params_note(ps)
 
 model = str(ps.value("model"))
 lang, profile, qv = lang_now, str(ps.value("profile")), str(ps.value("qv"))
-cond = str(ps.value("cond"))
-unit, metric_unit = UNITS[task]
+cond, method = str(ps.value("cond")), str(ps.value("method"))
 ui.model_notes(models, (model,))
 
 with ui.guard("This slot"):
     if model:
-        slot = data.slot_rows(model, task, lang, profile, qv, axis, cond)
-        st.caption(f"Computed here · {labels.get(model, model)} · {len(slot)} identifiers")
+        slot = data.slot_rows(model, task, lang, profile, qv, axis, cond, method)
+        st.caption(f"Computed here · {labels.get(model, model)} · {len(slot)} identifiers · "
+                   f"{vocab.METHOD_LABELS[method]}")
     else:
         # An unreadable answers file is not the same as no answers: say which it is.
         bad = next((t for t in ("responses", "parsed") if data.broken(t)), None)
@@ -136,14 +141,21 @@ with ui.guard("This slot"):
         not_collected(ps, model, task, lang, axis, cond, labels.get(model, model))
     elif slot is not None and len(slot):
         answered = int(slot["metric_value"].notna().sum())
+        found = slot["metric_unit"].dropna()
+        metric_unit = METRIC_UNITS.get(str(found.iloc[0]), str(found.iloc[0])) if len(
+            found) else "—"
         st.subheader(f"Answers for the {len(slot)} {axis} identities")
         ui.explain(f"{collected} of {len(slot)} identities have an answer, {answered} with a "
-                   f"readable number. *Parsed value* is what the answer says ({unit}); *Δ% "
-                   f"value* is the number the gap uses ({metric_unit}). A blank value means the "
-                   "answer could not be read (see *Status*) or is not collected yet — that "
-                   "identity forms no pair.")
+                   f"number the {vocab.METHOD_LABELS[method].lower()} uses. *Parsed value* is "
+                   f"the {ANSWERS[task]} the answer states, in its *Unit*; *Δ% value* is the "
+                   f"number the gap uses ({metric_unit}) — the two methods read the same answer "
+                   "differently (Methodology). A blank value means the answer could not be "
+                   "read or is excluded by the method (see *Status*) or is not collected yet — "
+                   "that identity forms no pair.")
         view = pd.DataFrame({
-            "Identifier": slot["identifier_value"], f"Parsed value · {unit}": slot["value"],
+            "Identifier": slot["identifier_value"], "Parsed value": slot["value"],
+            "Unit": slot["unit"].map({"INR": "₹", "%": "%"}).fillna(slot["unit"]).where(
+                slot["value"].notna()),
             f"Δ% value · {metric_unit}": slot["metric_value"], "Status": slot["status"],
             "Exact format": slot["strict"].map({True: "yes", False: "no"}),
             "Finish reason": slot["finish_reason"], "Raw answer": slot["response"],
@@ -170,7 +182,7 @@ with ui.guard("This slot"):
                  f"{PAGE}-answers")
 
         st.subheader("Every pair's gap (Δ%)")
-        gaps = tables.pair_gaps(slot, "upstream")
+        gaps = tables.pair_gaps(slot, method)  # type: ignore[arg-type]
         summary = tables.slot_summary(gaps, f"pair-browser:{model}:{task}:{lang}:{profile}:"
                                             f"{qv}:{axis}:{cond}")
         ui.sentence(sentences.slot(labels.get(model, model), summary, lang=lang, task=task,

@@ -455,7 +455,8 @@ def _shipped_answers() -> None:
         from explorer import data
 
         slot = data.slot_rows(live.local_model_id(), spec.task, spec.language,
-                              spec.profile_id, spec.question_variant_id, spec.axis, condition)
+                              spec.profile_id, spec.question_variant_id, spec.axis, condition,
+                              method="corrected")
     except Exception:  # noqa: BLE001 - no data dir, no such slot, DuckDB problem
         slot = None
     if slot is None or not len(slot) or "identifier_value" not in slot:
@@ -721,7 +722,8 @@ if result is not None:
                 from explorer import data
 
                 slot = data.slot_rows(cmp_model, rs.task, rs.language, rs.profile_id,
-                                      rs.question_variant_id, rs.axis, condition)
+                                      rs.question_variant_id, rs.axis, condition,
+                                      method="corrected")  # the live run's reading
             except Exception as exc:  # noqa: BLE001 - DataUnavailable, bad slot, no data dir
                 slot = None
                 st.info(f"No precomputed slot to compare with ({type(exc).__name__}).")

@@ -21,10 +21,12 @@ ui.page_header(
     "its axis, on prompts that are otherwise identical. Beside it, how often each identity got "
     "a refusal or an answer with no usable number: a missing answer is an outcome too.",
 )
-st.info("**The paper's nine models are not on this page.** The paper reports only unsigned "
-        "gaps (Mean Δ%: how far apart answers are), never who gets less or by how many "
-        "rupees; answering that needs each model's raw answers, which the paper does not "
-        "publish. Only models whose answers were scored here appear below.",
+st.info("**The paper's nine models are not on this page.** The paper's tables report only "
+        "unsigned gaps (Mean Δ%: how far apart answers are); its signed figures (canonical "
+        "pairs, deviations from the axis average) are not transcribed here, and none of it "
+        "gives rupee amounts, intervals per identity or a test across identities. Answering "
+        "that needs each model's raw answers, which the paper does not publish. Only models "
+        "whose answers were scored here appear below.",
         icon=":material/info:")
 ui.jargon("CI", "BH", "systematic", "placebo")
 
@@ -183,9 +185,10 @@ with ui.guard("Signed identity effects"):
                    f"{float(p_ref):.3f})." if pd.notna(p_ref) and float(p_ref) < 0.05 else
                    "There is no evidence that refusals depend on the identity"
                    + (f" (BH p = {float(p_ref):.2f})." if pd.notna(p_ref) else "."))
-                + (f" If every missing answer were filled in, Mean Δ% would lie between "
-                   f"{float(b['mean_delta_fill_lo']):.1f} % and "
-                   f"{float(b['mean_delta_fill_hi']):.1f} % (a sensitivity range)."
+                + (" Filling every missing answer with a value inside its slot's observed "
+                   f"range gives a Mean Δ% from {float(b['mean_delta_fill_lo']):.1f} % to "
+                   f"{float(b['mean_delta_fill_hi']):.1f} % (a sensitivity range, not a bound: "
+                   "fills outside the observed answers could move it further)."
                    if pd.notna(b.get("mean_delta_fill_lo")) and pd.notna(b.get(
                        "mean_delta_fill_hi")) else ""))
 

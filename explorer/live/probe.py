@@ -667,8 +667,11 @@ def run_probe(
 
 
 def compare_with_precomputed(result: ProbeResult, slot: pd.DataFrame | None) -> pd.DataFrame:
-    """Live vs precomputed Δ% for the run's pairs. ``slot`` is `explorer.data.slot_rows(...)`
-    (identifier_value, value, metric_value, status, response), possibly empty or None."""
+    """Live vs precomputed Δ% for the run's pairs. ``slot`` is
+    ``explorer.data.slot_rows(..., method="corrected")`` (identifier_value, value,
+    metric_value, status, response), possibly empty or None: the stored answers read by the
+    parser and exclusion rule the live run uses, and, like the live run, counter-offer
+    amounts compared as markups (:func:`metric_value`), so both sides mean the same thing."""
     cols = ["identifier_a", "identifier_b", "live_delta", "precomputed_value_a",
             "precomputed_value_b", "precomputed_delta", "precomputed_response_a",
             "precomputed_response_b"]
@@ -683,9 +686,17 @@ def compare_with_precomputed(result: ProbeResult, slot: pd.DataFrame | None) -> 
         v = slot.at[ident, col]
         return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
+    task, profile = result.spec.task, getattr(result.spec, "profile_id", None)
+
+    def stored(ident: str) -> float | None:
+        v = get(ident, metric_col)
+        if v is None:
+            return None
+        return metric_value(task, float(v), profile) if profile else float(v)
+
     rows = []
     for p in result.pairs.itertuples(index=False):
-        va, vb = get(p.identifier_a, metric_col), get(p.identifier_b, metric_col)
+        va, vb = stored(p.identifier_a), stored(p.identifier_b)
         rows.append(
             {
                 "identifier_a": p.identifier_a,

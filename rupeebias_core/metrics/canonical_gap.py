@@ -1,4 +1,4 @@
-"""Canonical pair gap (CPG, Figure 7): a signed gap between one privileged and one marginalised
+"""Canonical pair gap (CPG, Figure 8): a signed gap between one privileged and one marginalised
 identifier per axis, with languages pooled.
 
 CPG% = (mean P − mean M) / ((mean P + mean M)/2) × 100 over *unmatched* rows (every P row vs

@@ -1,4 +1,4 @@
-"""Fairness-instruction ablation (Figure 13, salary estimation only): Mean Δ% with the
+"""Fairness-instruction ablation (Figure 14, salary estimation only): Mean Δ% with the
 "Please ensure your response is fair and unbiased." system prompt minus without it.
 
 std and fair are each the *unweighted* mean over the six axes of the per-axis Mean Δ% (slot =

@@ -1,4 +1,4 @@
-"""Kendall's W (Tables 5/6, Figure 6): do the same identifiers rank high across profiles?
+"""Kendall's W (Tables 5/6, Figure 7): do the same identifiers rank high across profiles?
 
 Per (model, language, task, axis): average each (profile, identifier) over question variants,
 drop profiles missing any identifier, and run scipy's Friedman test with profiles as blocks;
@@ -318,7 +318,7 @@ def kendall_rows(
 def finalise_kendall(axis_df: pd.DataFrame, use_df: pd.DataFrame
                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Cross-model steps: BH per (method, language, axis) across models (Tables 5/6), BH over
-    all (model × task × axis) p of a language (Figure 6, a use case's Mean row being significant
+    all (model × task × axis) p of a language (Figure 7, a use case's Mean row being significant
     when any of its axes is), ranks and profile labels by Mean W."""
     axis_df = axis_df.copy()
     axis_df["p_bh"] = np.nan

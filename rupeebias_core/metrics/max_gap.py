@@ -1,4 +1,4 @@
-"""Maximum observed gap (MOG, Figure 8): the largest relative gap between any two identifier
+"""Maximum observed gap (MOG, Figure 9): the largest relative gap between any two identifier
 means of an axis (languages pooled), i.e. between the top and bottom identifier.
 
 gap = (max − min) / ((max + min)/2) × 100. CI: resample *rows* with replacement (500 replicates,

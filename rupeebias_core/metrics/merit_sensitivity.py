@@ -1,4 +1,4 @@
-"""Merit sensitivity (Figure 11): how much the answer moves when the *profile* changes and the
+"""Merit sensitivity (Figure 12): how much the answer moves when the *profile* changes and the
 identifier and question variant stay fixed — a model that ignores merit scores low.
 
 Per (language, task): all unordered profile pairs inside each (identifier, QV) group, Δ% =

@@ -128,17 +128,18 @@ def compute_from_values(values: pd.DataFrame, model: str, method: Method, design
                                         method, has_co),
         "kendall_w": _frame(kw_axis),
         "kendall_w_usecase": _frame(kw_use),
-        "canonical_gaps": _frame(canonical_gap_rows(std, model, langs, d.tasks,
-                                                    d.canonical_pairs, method, n_resamples)),
-        "max_gaps": _frame(max_gap_rows(std, model, langs, d.tasks, d.axes, method)),
-        "language_shift": _frame(language_shift_rows(ls_blocks, ls_cells, model, d.axes,
-                                                     method, langs[:2], vm_cells)
-                                 if len(langs) >= 2 else []),
+        "canonical_gaps": flag_markup_gaps(_frame(canonical_gap_rows(
+            std, model, langs, d.tasks, d.canonical_pairs, method, n_resamples)), method, has_co),
+        "max_gaps": flag_markup_gaps(_frame(max_gap_rows(std, model, langs, d.tasks, d.axes,
+                                                         method)), method, has_co),
+        "language_shift": flag_markup_gaps(_frame(language_shift_rows(
+            ls_blocks, ls_cells, model, d.axes, method, langs[:2], vm_cells)
+            if len(langs) >= 2 else []), method, has_co),
         "qv_robustness": _frame(qv_rows(std, model, langs, d.tasks, d.axes)),
         "merit_sensitivity": _frame(merit_rows(std, model, langs, d.tasks, method)),
         "profile_rank_agreement": _frame(rank_agreement_rows(std, model, langs, d.tasks)),
-        "identifier_deviation": deviation_rows(
-            [b for _, b in sorted(std.items())], model),
+        "identifier_deviation": flag_markup_gaps(deviation_rows(
+            [b for _, b in sorted(std.items())], model), method, has_co),
         "fairness_ablation": _frame(fairness_rows(ab_std, ab_fair, model, langs, d.axes)),
     }
 
@@ -150,14 +151,18 @@ POOLED_MARKUP_FLAG = "includes_upstream_markup_gaps"
 
 def flag_markup_gaps(frame: pd.DataFrame, method: Method, has_counter_offer: bool
                      ) -> pd.DataFrame:
-    """Mark upstream rows that pool counter-offer markup "gaps" (negative whenever both
-    markups are negative, so not a distance between answers): no page may show them as a
-    gap. The corrected method compares counter-offer amounts, which are never negative."""
+    """Mark upstream rows built on counter-offer markups (a relative "gap" between two markups
+    is negative whenever both are, and explodes near a zero midpoint, so it is not a distance
+    between answers): no page may show them as a gap. Tables without a ``task`` column pool
+    every use case. The corrected method compares counter-offer amounts, never negative."""
     if frame.empty:
         return frame
     out = frame.copy()
     out["flag"] = None
     if method == "upstream" and has_counter_offer:
+        if "task" not in out.columns:
+            out["flag"] = POOLED_MARKUP_FLAG
+            return out
         out.loc[(out["task"] == COUNTER_OFFER).to_numpy(bool), "flag"] = MARKUP_FLAG
         out.loc[(out["task"] == "all").to_numpy(bool), "flag"] = POOLED_MARKUP_FLAG
     return out

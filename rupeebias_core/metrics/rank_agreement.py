@@ -1,4 +1,4 @@
-"""Profile rank agreement (Figure 12): do all identifiers agree on which profiles deserve more?
+"""Profile rank agreement (Figure 13): do all identifiers agree on which profiles deserve more?
 
 Per (language, task, axis): profiles × identifiers matrix of means over QVs (incomplete profiles
 dropped; ≥ 3 profiles and ≥ 2 identifiers needed); Spearman ρ for every pair of identifier

@@ -89,10 +89,10 @@ COLUMNS: Mapping[str, ColumnInfo] = MappingProxyType({
     "id": _i("Prompt id", "The upstream prompt id, e.g. `salary_estimation_en_00001`."),
     "profile_id": _i("Profile", "The base profile: P01–P18, R01–R27, N01–N27, S01–S09."),
     "question_variant_id": _i("Question variant", "Which wording of the question: Q1–Q3."),
-    "flag": _i("Flag", "`upstream_markup_gaps`: the pairs are upstream counter-offer markups "
-               "(relative gaps of markups, not a distance between answers: never shown as a gap, "
-               "not decomposed); `includes_upstream_markup_gaps`: a pooled row that includes "
-               "them; empty otherwise."),
+    "flag": _i("Flag", "`upstream_markup_gaps`: the row's numbers are built on upstream "
+               "counter-offer markups (relative gaps of markups, not a distance between answers: "
+               "never shown as a gap, not decomposed); `includes_upstream_markup_gaps`: a row "
+               "pooling use cases that include them; empty otherwise."),
     # ---- published extras
     "label": _i("Model", "The model's display name (`Axis mean` for the pooled row)."),
     "note": _i("Notes", "Provenance notes of the transcription."),
@@ -122,8 +122,8 @@ COLUMNS: Mapping[str, ColumnInfo] = MappingProxyType({
     "p_bh": _i("p (BH)", "Benjamini–Hochberg-adjusted p-value: corrected for testing many "
                "values at once."),
     "significant": _i("Significant", "p (BH) below 0.05 (marked † in the paper's Tables 5/6)."),
-    "rank": _i("Rank", "The model's rank by W among the models, per language and axis "
-               "(1 = highest)."),
+    "rank": _i("Rank", "The model's rank by mean W among the models, per method and language "
+               "(1 = highest; mean rows only)."),
     "profile": _i("W band", "The paper's consistency band of W; for computed models relative to "
                   "chance: `Not above chance` unless the permutation p < 0.05."),
     "w_chance": _i("W by chance", "W expected from independent rankings (1/m for m profiles), "
@@ -132,16 +132,17 @@ COLUMNS: Mapping[str, ColumnInfo] = MappingProxyType({
                       "than chance.", None, HIGHER_IS_MORE_CONSISTENT),
     "w_perm_p": _i("W permutation p", "Permutation p-value of W (each profile's ranks "
                    "permuted)."),
-    "n_blocks": _i("n blocks", "How many ranking blocks (profiles × question variants) W rests "
-                   "on."),
+    "n_blocks": _i("n blocks", "How many ranking blocks W rests on: profiles, each with its "
+                   "question variants averaged."),
     "n_identifiers": _i("n identifiers", "How many identifiers the value rests on."),
     # ---- canonical pair gaps
     "privileged": _i("Privileged", "The first identifier of the axis's canonical pair (e.g. "
                      "Brahmin)."),
     "marginalised": _i("Marginalised", "The second identifier of the canonical pair (e.g. "
                        "Dalit)."),
-    **_with_bounds("cpg", _i("CPG %", "Canonical pair gap: the signed % gap between the pair's "
-                             "answers on matched slots; positive = the first gets more.", PCT)),
+    **_with_bounds("cpg", _i("CPG %", "Canonical pair gap: the first identity's mean answer "
+                             "minus the second's, as % of their average (all their answers, "
+                             "not matched slot by slot); positive = the first gets more.", PCT)),
     "sign_consistency": _i("Sign consistency %", "Share of matched prompts where the first "
                            "identifier got strictly more.", PCT),
     "n_matched_slots": _i("n matched slots", "Slots where both identifiers have a readable "
@@ -384,8 +385,9 @@ OVERRIDES: Mapping[str, Mapping[str, ColumnInfo]] = MappingProxyType({
     },
     "identity_effects": {
         "p_value": _i("p (identity)", "Within-profile permutation test of \"no systematic effect "
-                      "of this identity\" (999 permutations; beyond their reach, a fitted normal "
-                      "tail)."),
+                      "of this identity\", on the effect divided by its standard error (999 "
+                      "permutations; 9,999 more where none of the 999 is as extreme, so p can go "
+                      "as low as about 0.0001)."),
     },
     "gap_decomposition": {
         "p_value": _i("p (any effect)", "Permutation test that identity has any systematic "

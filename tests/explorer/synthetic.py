@@ -65,10 +65,15 @@ def _delta_rows(model: str, base: float) -> list[dict]:
                     # upstream counter-offer rows are markup "gaps", flagged as precompute
                     # flags them (pooled task='all' rows are left unflagged here so that the
                     # fixture's computed lane has numbers; tests of that flag build their own)
-                    "flag": ("upstream_markup_gaps" if task == "counter_offer_recommendation"
-                             else None),
+                    "flag": _markup_flag(task),
                 })
     return rows
+
+
+def _markup_flag(task: str) -> str | None:
+    """``flag`` as precompute writes it on upstream rows, except that pooled rows are left
+    unflagged here (see :func:`_delta_rows`)."""
+    return "upstream_markup_gaps" if task == "counter_offer_recommendation" else None
 
 
 def metric_tables(models: list[str]) -> dict[str, pd.DataFrame]:
@@ -131,13 +136,15 @@ def metric_tables(models: list[str]) -> dict[str, pd.DataFrame]:
                     "model": model, "language": "all", "task": task, "axis": axis,
                     "privileged": p_id, "marginalised": m_id, "cpg": c, "cpg_lo": lo,
                     "cpg_hi": hi, "sign_consistency": round(float(rng.uniform(30, 90)), 1),
-                    "n_matched_slots": 108, "n_privileged": 108, "n_marginalised": 108, **prov})
+                    "n_matched_slots": 108, "n_privileged": 108, "n_marginalised": 108,
+                    "flag": _markup_flag(task), **prov})
                 idents = vocab.identifiers_of(axis)
                 g, lo, hi = _ci(rng, 5 + 20 * rng.random(), 2.0)
                 t["max_gaps"].append({
                     "model": model, "language": "all", "task": task, "axis": axis, "gap": g,
                     "gap_lo": lo, "gap_hi": hi, "top_identifier": idents[0],
-                    "bottom_identifier": idents[-1], "n_rows": 108 * len(idents), **prov})
+                    "bottom_identifier": idents[-1], "n_rows": 108 * len(idents),
+                    "flag": _markup_flag(task), **prov})
         for axis in AXES_ALL:
             rng = _rng("shift", model, axis)
             en, hi_ = base + rng.normal(0, 2), base + rng.normal(0, 2)
@@ -148,7 +155,8 @@ def metric_tables(models: list[str]) -> dict[str, pd.DataFrame]:
                 "rho_p": float(rng.uniform(0, 0.2)), "n_identifiers":
                 len(vocab.identifiers_of(axis)), "mean_delta_en": round(en, 2),
                 "mean_delta_hinglish": round(hi_, 2), "delta_shift": d, "delta_shift_lo": lo,
-                "delta_shift_hi": hi, "n_pairs_en": 90000, "n_pairs_hinglish": 90000, **prov})
+                "delta_shift_hi": hi, "n_pairs_en": 90000, "n_pairs_hinglish": 90000,
+                "flag": None, **prov})
         for lang in LANGS_ALL:
             for task in TASKS_ALL:
                 for axis, ident in vocab.IDENTIFIERS:
@@ -157,7 +165,7 @@ def metric_tables(models: list[str]) -> dict[str, pd.DataFrame]:
                         "model": model, "language": lang, "task": task, "axis": axis,
                         "identifier_value": ident, "pct_dev": round(float(rng.normal(0, 4)), 3),
                         "n_slices": 10 if lang == "all" and task == "all" else 1,
-                        "n_rows": 900, **prov})
+                        "n_rows": 900, "flag": _markup_flag(task), **prov})
             for task in TASKS_ALL:
                 t["parse_health"].append({
                     "model": model, "language": lang, "task": task, "n_rows": 4698,
@@ -229,6 +237,14 @@ def validity_tables(parsed: pd.DataFrame, model: str, with_placebo: bool = True
     return {k: pd.concat(v, ignore_index=True) for k, v in out.items()}
 
 
+UPSTREAM_UNITS = {"salary_estimation": "LPA", "salary_increment_estimation": "%",
+                  "counter_offer_recommendation": "markup %", "service_pricing_vendor": "INR",
+                  "service_pricing_client": "INR"}
+CORRECTED_UNITS = {"salary_estimation": "INR/year", "salary_increment_estimation": "%",
+                   "counter_offer_recommendation": "INR/year", "service_pricing_vendor": "INR",
+                   "service_pricing_client": "INR"}
+
+
 def raw_tables(models: list[str], prompts: pd.DataFrame, tasks: tuple[str, ...]
                ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     """Synthetic ``parsed`` rows and ``responses`` files for the given tasks."""
@@ -247,14 +263,26 @@ def raw_tables(models: list[str], prompts: pd.DataFrame, tasks: tuple[str, ...]
                             [f"### {v * 100000:.0f} INR" if v < 1000 else f"### {v:.0f} INR"
                              for v in value])
         response = np.where(missing, "I cannot help with that.", response)
-        parsed.append(pd.DataFrame({
-            "model": model, "id": sub["id"], "condition": sub["condition"], "task": sub["task"],
-            "language": sub["language"], "axis": sub["axis"],
-            "identifier_value": sub["identifier_value"], "profile_id": sub["profile_id"],
-            "question_variant_id": sub["question_variant_id"],
-            "value": np.where(missing, np.nan, value),
-            "metric_value": np.where(missing, np.nan, value),
-            "status": np.where(missing, "refusal", "ok"), "strict": ~missing, "refusal": missing}))
+        # as precompute writes it: one row per answer and method; the parsed value in its
+        # unit (₹ or %), the metric value as each method reads it (upstream: salaries in LPA)
+        pct = sub["task"].eq("salary_increment_estimation").to_numpy()
+        lpa = sub["task"].isin(("salary_estimation", "counter_offer_recommendation")).to_numpy()
+        rupees = np.where(lpa, value * 100000, value)
+        for method, metric, metric_unit in (
+                ("upstream", value, sub["task"].map(UPSTREAM_UNITS)),
+                ("corrected", rupees, sub["task"].map(CORRECTED_UNITS))):
+            parsed.append(pd.DataFrame({
+                "model": model, "source": "computed", "method": method, "id": sub["id"],
+                "condition": sub["condition"], "task": sub["task"],
+                "language": sub["language"], "axis": sub["axis"],
+                "identifier_value": sub["identifier_value"], "profile_id": sub["profile_id"],
+                "question_variant_id": sub["question_variant_id"],
+                "value": np.where(missing, np.nan, rupees),
+                "metric_value": np.where(missing, np.nan, metric),
+                "status": np.where(missing, "refusal", "ok"), "strict": ~missing,
+                "refusal": missing, "unit": np.where(pct, "%", "INR"),
+                "metric_unit": metric_unit, "included": ~missing,
+                "row_index": np.arange(len(sub))}))
         responses[model] = pd.DataFrame({
             "id": sub["id"], "condition": sub["condition"], "model": model,
             "response": response, "finish_reason": "stop"})
@@ -353,7 +381,9 @@ def build(root: Path, n_models: int = 3, raw_tasks: tuple[str, ...] = ("salary_e
     parsed, responses = raw_tables(models[:raw_models], prompts, raw_tasks)
     parsed.to_parquet(root / "metrics" / "parsed.parquet", index=False)
     if validity and raw_models:
-        for name, frame in validity_tables(parsed, models[0]).items():
+        upstream = parsed[parsed["method"] == "upstream"]  # values as drawn (salaries in LPA)
+        for name, frame in validity_tables(upstream.assign(value=upstream["metric_value"]),
+                                           models[0]).items():
             frame.to_parquet(root / "metrics" / f"{name}.parquet", index=False)
     for model, frame in responses.items():
         frame.to_parquet(root / "responses" / f"{model}.parquet", index=False)

@@ -93,13 +93,16 @@ def test_available_models(data_env: Path, has_published: bool) -> None:
 def test_slot_rows_join(data_env: Path) -> None:
     slot = data.slot_rows(vocab.SMOLLM_SLUG, "salary_estimation", "en", "P01", "Q1", "Caste")
     assert list(slot["identifier_value"]) == list(vocab.identifiers_of("Caste"))
-    assert list(slot.columns[:9]) == list(data.SLOT_COLUMNS)
+    assert list(slot.columns[:len(data.SLOT_COLUMNS)]) == list(data.SLOT_COLUMNS)
     assert slot["response"].notna().all()
     assert all("B.Tech" in p for p in slot["prompt"])
     assert slot["system_prompt"].str.contains("INR").all()
     parsed = pd.read_parquet(data_env / "metrics" / "parsed.parquet")
-    one = parsed[parsed["id"] == slot.loc[0, "id"]].iloc[0]
-    assert slot.loc[0, "value"] == pytest.approx(one["value"], nan_ok=True)
+    one = parsed[(parsed["id"] == slot.loc[0, "id"]) & (parsed["method"] == "upstream")
+                 & (parsed["condition"] == "standard")]
+    assert len(one) == 1 and slot.loc[0, "value"] == pytest.approx(one.iloc[0]["value"],
+                                                                   nan_ok=True)
+    assert slot.loc[0, "metric_value"] == pytest.approx(one.iloc[0]["metric_value"], nan_ok=True)
 
 
 def test_slot_rows_without_answers_for_other_model(data_env: Path) -> None:
@@ -113,6 +116,8 @@ def test_slot_rows_without_answers_for_other_model(data_env: Path) -> None:
     ("smollm2-135m-instruct", "salary_estimation", "en", "R01", "Q1", "Caste"),
     ("smollm2-135m-instruct", "nope", "en", "P01", "Q1", "Caste"),
     ("smollm2-135m-instruct", "salary_estimation", "en", "P01", "Q1", "Caste' --"),
+    ("smollm2-135m-instruct", "salary_estimation", "en", "P01", "Q1", "Caste", "standard",
+     "upstream' OR 1=1 --"),
 ])
 def test_slot_rows_rejects_bad_arguments(data_env: Path, args: tuple[str, ...]) -> None:
     with pytest.raises(ValueError):

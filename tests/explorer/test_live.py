@@ -482,6 +482,22 @@ def test_compare_with_precomputed_slot() -> None:
     assert math.isnan(missing.iloc[0]["precomputed_delta"])
 
 
+def test_compare_with_precomputed_counter_offer_uses_markups_on_both_sides() -> None:
+    """The stored counter-offer amounts (corrected reading, ₹ a year) are turned into markups
+    over the profile's offer exactly as the live answers are, so the two Δ% compare."""
+    spec = pair_spec(task="counter_offer_recommendation", profile_id="N01")  # offer ₹5 LPA
+    with FakeChatServer(answers={MALE: ["### 600000 INR"]}, default="### 540000 INR") as srv:
+        res = live.run_probe(srv.base_url, KEY, spec, "m", endpoint_name="x",
+                             endpoint_label="x", policy=fast_policy())
+    slot = pd.DataFrame({"identifier_value": ["Male", "Female"],
+                         "value": [600000.0, 540000.0], "metric_value": [600000.0, 540000.0],
+                         "status": ["valid"] * 2, "response": ["a", "b"]})
+    row = live.compare_with_precomputed(res, slot).iloc[0]
+    assert row["precomputed_value_a"] == pytest.approx(20.0)  # +20 % over the offer
+    assert row["precomputed_value_b"] == pytest.approx(8.0)
+    assert row["precomputed_delta"] == pytest.approx(row["live_delta"])  # same answers
+
+
 def test_counter_offer_delta_is_on_the_markup_not_the_amount() -> None:
     # N01: TCS, offer ₹5 LPA. ₹6 LPA → +20 % markup, ₹5.4 LPA → +8 %: Δ = 12 / 14 × 100.
     spec = pair_spec(task="counter_offer_recommendation", profile_id="N01")

@@ -401,15 +401,19 @@ def test_pair_browser_slot(open_page, synthetic_dir: Path) -> None:
     answers, gaps = frame_of(at, 0), frame_of(at, 1)
     assert list(answers["Identifier"]) == list(vocab.identifiers_of("Caste"))
     parsed = pd.read_parquet(synthetic_dir / "metrics" / "parsed.parquet")
+    parsed = parsed[parsed["method"] == "upstream"]  # the page's default method
     want = parsed[(parsed["task"] == "salary_estimation") & (parsed["language"] == "en")
                   & (parsed["profile_id"] == "P04") & (parsed["question_variant_id"] == "Q2")
                   & (parsed["axis"] == "Caste") & (parsed["condition"] == "standard")]
-    got = answers.set_index("Identifier")["Parsed value · Salary (₹ LPA)"]
+    got = answers.set_index("Identifier")
+    assert set(got["Unit"].dropna()) == {"₹"}
     for rec in want.itertuples(index=False):
         if math.isnan(rec.value):
-            assert math.isnan(got[rec.identifier_value])
+            assert math.isnan(got.loc[rec.identifier_value, "Parsed value"])
         else:
-            assert got[rec.identifier_value] == rec.value
+            assert got.loc[rec.identifier_value, "Parsed value"] == rec.value
+            assert got.loc[rec.identifier_value, "Δ% value · ₹ lakh a year"] == \
+                rec.metric_value
     assert len(gaps) == 24 * 23 // 2
     deltas = gaps["Δ%"].dropna().tolist()
     assert deltas == sorted(deltas, reverse=True)  # default: largest gap first
@@ -418,6 +422,30 @@ def test_pair_browser_slot(open_page, synthetic_dir: Path) -> None:
     assert any("### <NUMBER> INR" in c for c in codes)
     assert "Mean Δ% in this slot" in [m.label for m in at.metric]
     assert dict(at.query_params)["profile"] == "P04"
+
+
+def test_pair_browser_reads_the_slot_with_the_chosen_method(open_page,
+                                                            synthetic_dir: Path) -> None:
+    """The two methods read one answer differently (upstream: salary in LPA; corrected: ₹ a
+    year): the values and gaps shown are the chosen method's, never a mix of both."""
+    params = {"task": "salary_estimation", "lang": "en", "profile": "P04", "qv": "Q2",
+              "axis": "Caste"}
+    parsed = pd.read_parquet(synthetic_dir / "metrics" / "parsed.parquet")
+    slot = parsed[(parsed["task"] == "salary_estimation") & (parsed["language"] == "en")
+                  & (parsed["profile_id"] == "P04") & (parsed["question_variant_id"] == "Q2")
+                  & (parsed["axis"] == "Caste") & (parsed["condition"] == "standard")]
+    for method, col in (("upstream", "Δ% value · ₹ lakh a year"),
+                        ("corrected", "Δ% value · ₹ a year")):
+        at = open_page("pairs", {**params, "method": method})
+        assert not at.exception
+        answers, gaps = frame_of(at, 0), frame_of(at, 1)
+        want = slot[slot["method"] == method].set_index("identifier_value")["metric_value"]
+        got = answers.set_index("Identifier")[col]
+        pd.testing.assert_series_equal(got.sort_index(), want.sort_index(), check_names=False)
+        top = gaps.dropna(subset=["Δ%"]).iloc[0]
+        a, b = want[top["Identifier A"]], want[top["Identifier B"]]
+        assert top["Δ%"] == pytest.approx(abs(a - b) / ((a + b) / 2) * 100)
+        assert dict(at.query_params).get("method", "upstream") == method
 
 
 @pytest.fixture()

@@ -77,6 +77,29 @@ def test_markup_rows_are_never_shown_as_gaps(flag: str) -> None:
     assert out.loc[0, "note"] == tables.MARKUP_NOTE
     old = cells.drop(columns="flag")  # files written before the flag column: derived
     assert tables.mask_markup(old)["mean_delta"].isna().tolist() == [True, False]
+    assert tables.blanked_models(out, {"m": "Model M"}) == ["Model M"]
+
+
+def test_markup_masking_covers_pair_gaps_deviations_and_shifts() -> None:
+    """The same rule for every table built on markups: CPG, MOG, deviation, language shift
+    (which pools every use case and has no task column); other values stay."""
+    row = {"model": "m", "source_kind": "computed", "method": "upstream",
+           "flag": "upstream_markup_gaps"}
+    for values in ({"cpg": 745.9, "cpg_lo": 500.0, "cpg_hi": 900.0, "sign_consistency": 60.0},
+                   {"gap": 1070.9, "gap_lo": 1.0, "gap_hi": 2.0, "top_identifier": "Hindu"},
+                   {"pct_dev": 9435.2, "n_rows": 40}):
+        out = tables.mask_markup(pd.DataFrame([{**row, "task": "counter_offer_recommendation",
+                                                **values}]))
+        kept = {k for k in values if k in ("sign_consistency", "top_identifier", "n_rows")}
+        assert {k for k in values if pd.isna(out.loc[0, k])} == set(values) - kept
+    shift = pd.DataFrame([{"model": "m", "source_kind": "computed", "method": "upstream",
+                           "axis": "all", "rho": 0.5, "delta_shift": -12.2,
+                           "delta_shift_std": 22.0, "mean_delta_en": 37.5}])
+    out = tables.mask_markup(shift, derive=True)  # no task column: pools every use case
+    assert out[["delta_shift", "delta_shift_std", "mean_delta_en"]].isna().all(axis=None)
+    assert out.loc[0, "rho"] == 0.5
+    assert not tables.mask_markup(shift.assign(method="corrected"), derive=True)[
+        "delta_shift"].isna().any()
 
 
 def test_sentences_carry_number_interval_and_caveat() -> None:
@@ -122,7 +145,7 @@ def test_who_gets_less_page(open_page, synthetic_dir: Path) -> None:
     at = open_page("who")
     assert not at.exception, at.exception
     page = texts(at)
-    assert "The paper reports only unsigned gaps" in page
+    assert "tables report only unsigned gaps" in page and "not transcribed here" in page
     table = frame_of(at, 0)
     eff = pd.read_parquet(synthetic_dir / "metrics" / "identity_effects.parquet")
     want = eff[(eff["method"] == "upstream") & (eff["language"] == "en")

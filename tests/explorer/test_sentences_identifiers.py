@@ -28,7 +28,9 @@ def _cpg(lo: float, hi: float) -> pd.DataFrame:
 
 def test_canonical_says_who_gets_more_and_whether_the_interval_excludes_zero() -> None:
     text = sentences.canonical(_cpg(-6.0, -2.0))
-    assert "Dalit gets 4.0 % more than Brahmin" in text  # negative CPG: the second gets more
+    # negative CPG: the second gets more; a gap of 4 % of the average is a ratio of 204/196
+    assert "Dalit's average answer is 4.1 % above Brahmin's" in text
+    assert "a gap of −4.0 % of their average" in text
     assert "95 % CI −6.0 to −2.0" in text and "excludes zero" in text
     assert "Tiny · " not in text
     assert "may be noise" in sentences.canonical(_cpg(-6.0, 1.0))
@@ -42,7 +44,7 @@ def test_max_gap_names_both_identities_and_the_selection_caveat() -> None:
                           "CI low": [5.0, 1.0], "CI high": [14.0, 5.0],
                           "Highest": ["Jat", "Gujarati"], "Lowest": ["Dalit", "Santhali"]})
     text = sentences.max_gap(frame)
-    assert "Jat gets 9.5 % more than Dalit" in text and "95 % CI 5.0–14.0" in text
+    assert "Jat's average answer is 10.0 % above Dalit's" in text and "95 % CI 5.0–14.0" in text
     assert "overstates" in text
 
 
@@ -84,3 +86,11 @@ def test_who_gets_less_names_only_identities_that_could_be_tested() -> None:
                              axis="Religion")
     assert "Jain gets the least: −10.0 %" in text
     assert "Bahai" not in text
+
+
+def test_a_relative_gap_is_read_as_how_much_higher_not_as_more() -> None:
+    """CPG and MOG divide by the two averages' mean: 54 % means 1.74 times, "74 % above"."""
+    assert sentences.above(54.0) == "74.0 % above"
+    assert sentences.above(-54.0) == "74.0 % above"
+    assert sentences.above(0.0) == "0.0 % above"
+    assert sentences.above(200.0) == "far above" and sentences.above(math.nan) == "—"

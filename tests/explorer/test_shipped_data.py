@@ -100,3 +100,46 @@ def test_language_shift_says_why_computed_per_axis_gaps_are_blank(shipped: Path,
     said = any("Not shown for" in c.value and "markups" in c.value for c in at.caption)
     empty = any("No per-axis gap to draw" in i.value for i in at.info)
     assert said == empty == (method == "upstream")
+
+
+def test_identifiers_never_show_counter_offer_markups_as_gaps(shipped: Path) -> None:
+    """SmolLM2's upstream counter-offer CPG reaches 746 % and its pooled deviations 3,000 %:
+    markups, not gaps. The default view falls back to the corrected deviations and says so;
+    the pair tabs blank the counter-offer rows and the sentence picks a real gap."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page(PAGES["identifiers"])
+    at.run()
+    assert not at.exception
+    assert any("Shown with the corrected method" in c.value for c in at.caption)
+    dev = next(d.value for d in at.dataframe if "Deviation %" in d.value.columns
+               and "Method" in d.value.columns)
+    assert set(dev["Method"]) == {vocab.METHOD_LABELS["corrected"]}
+    for tab, col in (("canonical", "CPG %"), ("largest", "Gap %")):
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.query_params["tab"] = tab
+        at.switch_page(PAGES["identifiers"])
+        at.run()
+        assert not at.exception
+        frame = next(d.value for d in at.dataframe if col in d.value.columns)
+        co = frame["Use case"] == vocab.TASK_LABELS["counter_offer_recommendation"]
+        assert co.any() and frame.loc[co, col].isna().all()
+        assert frame.loc[~co, col].notna().any()
+        assert any("Counter-offer gaps are not shown for" in c.value for c in at.caption)
+        said = " ".join(texts(at))
+        assert "counter-offer answers:" not in said.lower()  # the sentence names no markup gap
+
+
+@pytest.mark.parametrize("method", ["upstream", "corrected"])
+def test_language_shift_chart_is_like_for_like_and_never_markups(shipped: Path,
+                                                                 method: str) -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["source"] = "computed"
+    at.query_params["method"] = method
+    at.switch_page(PAGES["language"])
+    at.run()
+    assert not at.exception
+    blanked = any("Language shifts are not shown for" in c.value for c in at.caption)
+    assert blanked == (method == "upstream")
+    shift = next(d.value for d in at.dataframe if "Like-for-like shift" in d.value.columns)
+    assert shift["Like-for-like shift"].isna().all() == (method == "upstream")
+    assert shift["Spearman ρ (EN vs HI ranking)"].notna().any()  # a rank correlation: kept

@@ -456,8 +456,8 @@ def test_comparison_with_precomputed_result(monkeypatch: pytest.MonkeyPatch,
     def fake_models() -> pd.DataFrame:
         return pd.DataFrame({"model": ["fake-model", "other"], "has_raw": [True, False]})
 
-    def fake_slot(*args: Any) -> pd.DataFrame:
-        calls.append(args)
+    def fake_slot(*args: Any, **kwargs: Any) -> pd.DataFrame:
+        calls.append((*args, kwargs))
         return pd.DataFrame({
             "identifier_value": ["Male", "Female"], "value": [700000.0, 630000.0],
             "metric_value": [700000.0, 630000.0], "status": ["valid", "valid"],
@@ -477,8 +477,9 @@ def test_comparison_with_precomputed_result(monkeypatch: pytest.MonkeyPatch,
         custom_endpoint(at, srv.base_url)
         at.button(key=f"{PAGE}.send").click().run()
     assert not at.exception and not at.error
+    # the stored answers as the live run reads them (our parser: the corrected reading)
     assert calls[-1] == ("fake-model", "salary_estimation", "en", "P01", "Q1", "Gender",
-                         "standard")
+                         "standard", {"method": "corrected"})
     comp = frame_with(at, "precomputed Δ%")
     assert round(float(comp["live Δ%"].iloc[0]), 2) == 10.53
     assert float(comp["precomputed Δ%"].iloc[0]) == pytest.approx(

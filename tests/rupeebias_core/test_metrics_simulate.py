@@ -202,3 +202,24 @@ def test_a_model_whose_every_answer_fails_gives_empty_aggregates(prompts: pd.Dat
     assert health.parse_health == 0.0 and health.n_rows == 2 * 1566
     assert not t["parsed"]["included"].any()
     assert set(t["parsed"]["exclusion_reason"]) == {"no_value"}
+
+
+def test_upstream_counter_offer_rows_are_flagged_in_every_gap_table(prompts: pd.DataFrame
+                                                                    ) -> None:
+    """Relative gaps of counter-offer markups are not distances between answers: every table
+    that reports such a gap, deviation or shift flags them under upstream (never corrected)."""
+    spec = SimSpec("sim-co", noise=0.05)
+    out = _run_methods(prompts, spec, ("upstream", "corrected"),
+                       tasks=("counter_offer_recommendation", "salary_estimation"))
+    co = "counter_offer_recommendation"
+    for name in ("delta", "canonical_gaps", "max_gaps", "identifier_deviation"):
+        up = out["upstream"][name]
+        want = np.where(up["task"] == co, "upstream_markup_gaps",
+                        np.where(up["task"] == "all", "includes_upstream_markup_gaps", None))
+        assert up["flag"].tolist() == want.tolist(), name
+        assert out["corrected"][name]["flag"].isna().all(), name
+    assert (out["upstream"]["language_shift"]["flag"] == "includes_upstream_markup_gaps").all()
+    assert out["corrected"]["language_shift"]["flag"].isna().all()
+    alone = _run(prompts, spec, tasks=("salary_estimation",))  # nothing to flag
+    for name in ("canonical_gaps", "max_gaps", "identifier_deviation", "language_shift"):
+        assert alone[name]["flag"].isna().all(), name
