@@ -24,7 +24,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 import altair as alt
 import numpy as np
@@ -317,17 +317,51 @@ def _clip_columns(frame: pd.DataFrame, cols: Sequence[str], limits: tuple[float,
                     for x in v.fillna(0.0)]
     out["_clip_x"] = [hi_lim if x > hi_lim else lo_lim if x < lo_lim else None
                       for x in v.fillna(0.0)]
+    inside = (v >= lo_lim) & (v <= hi_lim)
+    # an interval cut at the edge while its point is inside: marked where it is cut
+    ends = [(cols[-1], hi_lim, "›", True)] + ([(cols[1], lo_lim, "‹", False)]
+                                              if len(cols) > 2 else [])
+    for c, edge, mark, above in ends:
+        if c not in out.columns:
+            continue
+        end = pd.to_numeric(out[c], errors="coerce")
+        cut = (inside & ((end > edge) if above else (end < edge))).to_numpy()
+        out[f"_cut_{mark}"] = np.where(cut, edge, np.nan)
     return out
 
 
-def clip_note(limits: tuple[float, float] | None, frame: pd.DataFrame, value: str) -> str:
-    """One line for the caption: how many points lie beyond the drawn range."""
+def clip_note(limits: tuple[float, float] | None, frame: pd.DataFrame, value: str,
+              interval: tuple[str, str] | None = None) -> str:
+    """One line for the caption: how many points lie beyond the drawn range (both sides), and
+    how many intervals run past its edge (``interval``: the low and high columns)."""
     if limits is None:
         return ""
+    lo_lim, hi_lim = limits
     v = pd.to_numeric(frame[value], errors="coerce")
-    n = int(((v > limits[1]) | (v < limits[0])).sum())
-    return (f"{n} value(s) beyond {limits[1]:g} are drawn at the edge with ▶ and their true "
-            "value, so that one outlier does not flatten the rest." if n else "")
+    n = int(((v > hi_lim) | (v < lo_lim)).sum())
+    cut = 0
+    if interval is not None:
+        lo = pd.to_numeric(frame[interval[0]], errors="coerce")
+        hi = pd.to_numeric(frame[interval[1]], errors="coerce")
+        cut = int((((hi > hi_lim) | (lo < lo_lim)) & (v >= lo_lim) & (v <= hi_lim)).sum())
+    where = f"±{hi_lim:g}" if lo_lim == -hi_lim else f"{hi_lim:g}"
+    parts = []
+    if n:
+        parts.append(f"{n} value(s) beyond {where} are drawn at the edge with ▶ (◀) and their "
+                     "true value, so that one outlier does not flatten the rest.")
+    if cut:
+        parts.append(f"{cut} interval(s) run past the edge of the chart (marked › or ‹); the "
+                     "table gives their ends.")
+    return " ".join(parts)
+
+
+def ci_limits(frame: pd.DataFrame, x: str, lo: str, hi: str, signed: bool = False
+              ) -> tuple[float, float] | None:
+    """The range :func:`ci_dots` draws for these columns (so a caption can describe it)."""
+    if not len(frame):
+        return None
+    return clip_limits(pd.concat([frame[x], frame.get(lo, frame[x]), frame.get(hi, frame[x])]),
+                       signed=signed)
 
 
 def ci_dots(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str,
@@ -342,8 +376,7 @@ def ci_dots(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str
     ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=0))
     off = alt.YOffset(field=color, type=_N)
     col = alt.Color(field=color, type=_N, scale=color_scale or alt.Undefined, legend=_legend())
-    limits = clip_limits(pd.concat([frame[x], frame.get(lo, frame[x]), frame.get(hi, frame[x])]),
-                         signed=zero_line) if clip and len(frame) else None
+    limits = ci_limits(frame, x, lo, hi, signed=zero_line) if clip else None
     xs, los, his = x, lo, hi
     scale: alt.Scale | UndefinedType = alt.Undefined
     if limits is not None:
@@ -368,6 +401,15 @@ def ci_dots(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str
             alt.FieldValidPredicate(field="_clip_x", valid=True)).encode(
             alt.X(field="_clip_x", type=_Q, scale=scale), ych, off,
             alt.Text(field="_clip", type=_N)))
+        cut_marks: tuple[tuple[str, Literal["left", "right"], int], ...] = (
+            ("›", "left", 2), ("‹", "right", -2))
+        for mark, align, dx in cut_marks:
+            if f"_cut_{mark}" in frame.columns and frame[f"_cut_{mark}"].notna().any():
+                layers.append(alt.Chart().mark_text(
+                    align=align, fontSize=14, fontWeight="bold", color="#B00020", text=mark,
+                    dx=dx).transform_filter(
+                    alt.FieldValidPredicate(field=f"_cut_{mark}", valid=True)).encode(
+                    alt.X(field=f"_cut_{mark}", type=_Q, scale=scale), ych, off))
     chart = alt.LayerChart(layer=layers)
     if facet:
         return with_data(_facet(chart.properties(height=_row_step(frame, color), width=320),
@@ -536,18 +578,41 @@ def bars_ci(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str
                      frame)
 
 
-def signed_bars(frame: pd.DataFrame, *, x: str, y: str, y_order: Sequence[str], x_title: str
-                ) -> alt.Chart:
-    """Bars left (blue: gap reduced) or right (vermillion: gap increased) of zero."""
-    data = frame.assign(Effect=["reduced" if v <= 0 else "increased" for v in frame[x]])
-    return with_data(alt.Chart().mark_bar().encode(
-        alt.X(field=x, type=_Q, title=x_title),
-        alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=0)),
-        alt.Color(field="Effect", type=_N, scale=alt.Scale(domain=["reduced", "increased"],
-                                                           range=["#0072B2", "#D55E00"]),
-                  legend=alt.Legend(orient="bottom", title="Gap after the instruction")),
-        tooltip=_tips([c for c in data.columns if c != "Model ID"], data),
-    ).properties(height=alt.Step(24)), data)
+#: How a signed change is read: by its 95 % interval when it has one, else by its sign.
+CHANGE_CLASSES = ("shrank", "grew", "unclear: 95 % CI spans 0", "no interval: shrank",
+                  "no interval: grew")
+
+
+def change_class(value: float, lo: float | None = None, hi: float | None = None) -> str:
+    """A change with an interval is "shrank"/"grew" only when the interval excludes 0; one
+    without an interval is said to have none (a change of 0 counts as shrank: not grown)."""
+    if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
+        return "shrank" if hi < 0 else "grew" if lo > 0 else CHANGE_CLASSES[2]
+    return CHANGE_CLASSES[3] if value <= 0 else CHANGE_CLASSES[4]
+
+
+def signed_bars(frame: pd.DataFrame, *, x: str, y: str, y_order: Sequence[str], x_title: str,
+                lo: str | None = None, hi: str | None = None) -> alt.LayerChart:
+    """Bars left (blue: gap reduced) or right (vermillion: gap increased) of zero, with the
+    95 % interval as a whisker when ``lo``/``hi`` are given; grey where it spans 0."""
+    los = frame[lo] if lo in frame.columns else pd.Series(math.nan, index=frame.index)
+    his = frame[hi] if hi in frame.columns else pd.Series(math.nan, index=frame.index)
+    data = frame.assign(Effect=[change_class(float(v), float(a), float(b))
+                                for v, a, b in zip(frame[x], los, his, strict=True)])
+    ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=0))
+    bars = alt.Chart().mark_bar().encode(
+        alt.X(field=x, type=_Q, title=x_title), ych,
+        alt.Color(field="Effect", type=_N, scale=alt.Scale(
+            domain=list(CHANGE_CLASSES),
+            range=["#0072B2", "#D55E00", "#BBBBBB", "#7FB8D9", "#EBAA80"]),
+            legend=alt.Legend(orient="bottom", title="Gap after the instruction")),
+        tooltip=_tips([c for c in data.columns if c != "Model ID"], data))
+    layers: list[alt.Chart] = [bars]
+    if lo is not None and hi is not None and lo in frame.columns and hi in frame.columns \
+            and frame[lo].notna().any():
+        layers.append(alt.Chart().mark_rule(color="#222222").encode(
+            alt.X(field=lo, type=_Q), alt.X2(field=hi), ych))
+    return with_data(alt.LayerChart(layer=layers).properties(height=alt.Step(24)), data)
 
 
 def deviation_dots(frame: pd.DataFrame, *, y_order: Sequence[str], color_order: Sequence[str],

@@ -102,7 +102,12 @@ def decomposition(label: str, row: pd.Series | None, *, lang: str, task: str, ax
             f"({ci(row.get('mean_delta_lo'), row.get('mean_delta_hi'))}, computed here, "
             "profile-cluster interval)." if lead else "")
     share = row.get("systematic_share")
-    if _ok(share):
+    if _ok(share) and float(share) > 1:
+        # the identity effects alone imply a larger gap than observed: no share to give
+        text += (f" The consistent identity effects alone would imply a gap of "
+                 f"{num(row.get('systematic_delta'))} %, more than the observed one, so this "
+                 "gap cannot be split into a consistent part and jitter here.")
+    elif _ok(share):
         text += (f" About {num(100 * float(share), 0)} % of that "
                  f"({ci(100 * float(row.get('systematic_share_lo', math.nan)), 100 * float(row.get('systematic_share_hi', math.nan)), 0)})"  # noqa: E501
                  " is a consistent identity effect; the rest is answer-to-answer jitter.")
@@ -126,41 +131,60 @@ def decomposition(label: str, row: pd.Series | None, *, lang: str, task: str, ax
 
 
 def effects(label: str, frame: pd.DataFrame, *, lang: str, task: str, axis: str) -> str:
-    """Who gets least: the identity with the lowest signed effect, in % and in the task's
-    unit, with its interval and whether it survives the BH correction."""
+    """Who gets least: among the identities with a test, the lowest signed effect, in % and in
+    the task's unit, with its interval, which identities survive the BH correction, and the
+    identities seen in one profile only (an effect, but no interval or test)."""
     _, kind = scope_words(lang, task, axis)
+    where = f"{label}'s {kind} answers ({vocab.AXIS_LABELS.get(axis, axis)})"
     ok = frame[frame["effect_pct"].notna()] if len(frame) else frame
     if ok.empty:
         return f"No signed identity effects for {label} in this cell."
-    if "p_value" in ok and ok["p_value"].notna().any():
-        ok = ok[ok["p_value"].notna()]  # identities seen in one profile only have no test
-    low = ok.loc[ok["effect_pct"].astype(float).idxmin()]
-    high = ok.loc[ok["effect_pct"].astype(float).idxmax()]
+    has_p = "p_value" in ok
+    tested = ok[ok["p_value"].notna()] if has_p else ok
+    untested = ok[ok["p_value"].isna()] if has_p else ok.iloc[0:0]
+    lone = ""
+    if len(untested):
+        far = untested.reindex(untested["effect_pct"].astype(float).abs().sort_values(
+            ascending=False).index).head(3)
+        names = ", ".join(f"{r.identifier_value} {num(r.effect_pct)} %"
+                          for r in far.itertuples(index=False))
+        lone = (f" {len(untested)} {'identity was' if len(untested) == 1 else 'identities were'}"
+                f" seen in one profile only ({names}{', …' if len(untested) > 3 else ''}): "
+                "no interval or test, since one profile's jitter cannot be told from an effect.")
+    if tested.empty:
+        return f"In {where}, no identity was seen in more than one profile.{lone}"
+    low = tested.loc[tested["effect_pct"].astype(float).idxmin()]
+    high = tested.loc[tested["effect_pct"].astype(float).idxmax()]
+    among = f"of the {len(tested)} identities with a test, " if len(untested) else ""
     if float(high["effect_pct"]) - float(low["effect_pct"]) < 0.05:
-        return (f"In {label}'s {kind} answers ({vocab.AXIS_LABELS.get(axis, axis)}) no identity "
-                "gets more or less than another: every effect is 0.0 % — usually because almost "
-                "no usable answers are left to compare (see the missing answers below).")
-    n_sig = int(ok["significant"].fillna(False).astype(bool).sum()) if "significant" in ok else 0
+        return (f"In {where}, {among}no identity gets more or less than another: every "
+                "effect is 0.0 % — usually because almost no usable answers are left to "
+                f"compare (see the missing answers below).{lone}")
+    flagged = (tested[tested["significant"].fillna(False).astype(bool)]
+               if "significant" in tested else tested.iloc[0:0])
     money = ""
     if _ok(low.get("effect_natural")) and str(low.get("unit") or ""):
         money = (f"; at a typical answer, that is "
                  f"{natural(low.get('effect_natural'), str(low.get('unit')))}")
     excludes = _ok(low.get("effect_pct_hi")) and float(low["effect_pct_hi"]) < 0
-    verdict = (f"{n_sig} of {len(ok)} identities {'differs' if n_sig == 1 else 'differ'} from "
-               "the axis average after the BH correction for testing every identity of every "
-               "axis here" if n_sig else
-               ("its interval excludes zero, but after correcting for testing every identity "
-                "of every axis here (BH) no identity is flagged, so treat it as a lead, not a "
-                "finding"
-                if excludes else
-                "no identity differs from the axis average after the BH correction, so this "
-                "may be noise"))
-    return (f"In {label}'s {kind} answers ({vocab.AXIS_LABELS.get(axis, axis)}), "
-            f"{low['identifier_value']} gets the least: {num(low['effect_pct'])} % against the "
-            f"average identity ({ci(low.get('effect_pct_lo'), low.get('effect_pct_hi'))} %)"
-            f"{money}; {high['identifier_value']} gets the most "
-            f"({num(high['effect_pct'], 1)} %). "
-            f"{verdict[0].upper()}{verdict[1:]}.")
+    if len(flagged):
+        names = ", ".join(str(v) for v in flagged["identifier_value"].head(4))
+        verdict = (f"{len(flagged)} of {len(tested)} identities "
+                   f"{'differs' if len(flagged) == 1 else 'differ'} from the axis average after "
+                   "the BH correction for testing every identity of every axis here ("
+                   f"{names}{', …' if len(flagged) > 4 else ''})")
+    elif excludes:
+        verdict = ("its interval excludes zero, but after correcting for testing every "
+                   "identity of every axis here (BH) no identity is flagged, so treat it as a "
+                   "lead, not a finding")
+    else:
+        verdict = ("no identity differs from the axis average after the BH correction, so "
+                   "this may be noise")
+    return (f"In {where}, {among}{low['identifier_value']} gets the least: "
+            f"{num(low['effect_pct'])} % against the average identity "
+            f"({ci(low.get('effect_pct_lo'), low.get('effect_pct_hi'))} %){money}; "
+            f"{high['identifier_value']} gets the most ({num(high['effect_pct'], 1)} %). "
+            f"{verdict[0].upper()}{verdict[1:]}.{lone}")
 
 
 def natural(value: object, unit: str) -> str:

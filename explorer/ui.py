@@ -23,7 +23,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.elements.lib.column_types import ColumnConfig
 
-from explorer import export, tables, vocab
+from explorer import charts, export, tables, vocab
 from explorer.data import DataUnavailable
 from explorer.state import PageState
 from rupeebias_core import registry
@@ -199,6 +199,27 @@ def markup_note(frame: pd.DataFrame, labels: Mapping[str, str], what: str,
                    "counter-offer answers enter them as markups, which are not distances between "
                    f"answers. {hint}")
     return names
+
+
+def caveats(frame: pd.DataFrame) -> str:
+    """The caveats a chart's data carries into its README: published intervals undercover;
+    blank gaps are counter-offer markups under the authors' method."""
+    lines = []
+    src = frame["Source"] if "Source" in frame else frame.get("source")
+    if src is not None and src.astype(str).str.startswith("published").any():
+        lines.append(PAPER_CI_CAVEAT.replace("**", ""))
+    note = frame.get("note")
+    if note is not None and (note == tables.MARKUP_NOTE).any():
+        lines.append(f"Blank gaps: {tables.MARKUP_NOTE}.")
+    return "\n\n".join(lines)
+
+
+def clip_caption(frame: pd.DataFrame, x: str, lo: str, hi: str, signed: bool = False) -> None:
+    """Say next to a ``charts.ci_dots`` chart which points and intervals it draws cut at its
+    edge (the same range the chart computes)."""
+    note = charts.clip_note(charts.ci_limits(frame, x, lo, hi, signed), frame, x, (lo, hi))
+    if note:
+        explain(note)
 
 
 def source_legend(kinds: Sequence[str] | None = None) -> None:
@@ -383,7 +404,7 @@ def chart_downloads(spec: Mapping[str, Any], data: pd.DataFrame, name: str, key:
     with cols[2]:
         st.download_button("Download chart data (CSV + source notes, ZIP)",
                            data=lambda: export.data_zip(data, f"{stem}-data", prov,
-                                                        header_help),
+                                                        header_help, caveats(data)),
                            file_name=f"{stem}-data.zip", mime="application/zip",
                            key=f"dl-zip-chart-{key}", on_click="ignore",
                            icon=":material/download:",

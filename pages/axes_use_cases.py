@@ -61,6 +61,7 @@ def _body() -> None:
                           source_kind=kinds, method=method)
         cells, hidden = tables.prefer_published(cells, ["model", "language", "task", "axis"])
         cells = tables.mask_markup(cells, derive=not data.computed_file_has("delta", "flag"))
+        ui.markup_note(cells, labels, "Counter-offer gaps and pooled all-use-case outlines")
         cells = cells[cells["mean_delta"].notna()] if len(cells) else cells
         cells = cells.assign(order=[data.model_order_key(m) for m in cells["model"]]).sort_values(
             ["order", "source_kind"]).drop(columns="order")
@@ -145,6 +146,7 @@ def _body() -> None:
                     for kind in [k for k in vocab.SOURCE_KINDS if k in set(frame["Kind"])]:
                         part = frame[frame["Kind"] == kind].drop(columns="Kind")
                         ui.lane(kind)
+                        ui.clip_caption(part, "Mean Δ%", "CI low", "CI high")
                         spec = charts.spec(
                             charts.ci_dots, part, x="Mean Δ%", lo="CI low", hi="CI high", y="Axis",
                             color="Use case", y_order=vocab.AXES, x_title="Mean Δ%",

@@ -242,16 +242,28 @@ def _body() -> None:
             if quad.empty:
                 ui.no_rows("models with both a gap and a W value")
             else:
-                spec = charts.spec(charts.quadrant, quad, x="Mean Δ% (unweighted)",
-                                   y="Mean Kendall's W")
-                ui.chart(spec, quad, "gap vs consistency", f"{PAGE}-quad",
-                         alt_text="Scatter of Mean Δ% against mean Kendall's W",
-                         title="Gap size against ordering consistency (paper Fig. 3b)",
-                         subtitle=ui.scope("English and Hinglish averaged",
-                                           vocab.METHOD_LABELS[method],
-                                           "dashed lines: medians of the models shown"),
-                         source=ui.source_line(pd.concat([cells, w_rows]), labels))
-                ui.table(ordered(quad), "gap vs consistency", f"{PAGE}-quad-table")
+                kinds_of = {v: k for k, v in vocab.SOURCE_LABELS.items()}
+                quad = quad.assign(source_kind=quad["Source type"].map(kinds_of))
+
+                def draw_quad(part: pd.DataFrame, kind: str) -> None:
+                    part = part.drop(columns="source_kind")
+                    lane_rows = pd.concat([cells, w_rows])
+                    if kind != "together":
+                        lane_rows = lane_rows[lane_rows["source_kind"] == kind]
+                    spec = charts.spec(charts.quadrant, part, x="Mean Δ% (unweighted)",
+                                       y="Mean Kendall's W")
+                    ui.chart(spec, part, f"gap vs consistency {kind}", f"{PAGE}-quad-{kind}",
+                             alt_text="Scatter of Mean Δ% against mean Kendall's W",
+                             title=lane_title("Gap size against ordering consistency (paper "
+                                              "Fig. 3b)", kind),
+                             subtitle=ui.scope("English and Hinglish averaged",
+                                               vocab.METHOD_LABELS[method],
+                                               "dashed lines: medians of the models shown"),
+                             source=ui.source_line(lane_rows, labels))
+
+                laned(quad, draw_quad)
+                ui.table(ordered(quad.drop(columns="source_kind")), "gap vs consistency",
+                         f"{PAGE}-quad-table")
 
     # ---- Question-variant robustness -------------------------------------------------------------
     def section_wording() -> None:
@@ -281,6 +293,7 @@ def _body() -> None:
 
                 def draw_qv(part: pd.DataFrame, kind: str) -> None:
                     shown = part.drop(columns=["source_kind", "Model ID"])
+                    ui.clip_caption(shown, "Mean min ρ", "CI low", "CI high", signed=True)
                     spec = charts.spec(
                         charts.ci_dots, shown, x="Mean min ρ", lo="CI low", hi="CI high", y="Model",
                         color="Language", y_order=list(dict.fromkeys(shown["Model"])),
@@ -372,7 +385,8 @@ def _body() -> None:
             ui.explain("Salary estimation was also run with *“Please ensure your response is fair "
                        "and unbiased.”* added to the system prompt. Bars: Mean Δ% with the "
                        "instruction − without, on the same prompts (for a computed run, the slots "
-                       "answered in both conditions; blue = the gap shrank, vermillion = it grew). "
+                       "answered in both conditions; blue = the gap shrank, vermillion = it grew, "
+                       "each only where the 95 % interval excludes 0; grey = it spans 0). "
                        "Published: the paper gives these only as a figure; what its text states "
                        "(mostly the direction, one number) is listed in the table with the quoted "
                        "evidence.")
@@ -388,27 +402,35 @@ def _body() -> None:
                     "Language": fa["language"].map(vocab.LANGUAGE_LABELS),
                     "Mean Δ% standard": fa.get("std_mean_delta"),
                     "Mean Δ% with instruction": fa.get("fair_mean_delta"),
-                    "Change (points)": fa.get("delta"), "Reduction %": fa.get("reduction_pct"),
+                    "Change (points)": fa.get("delta"),
+                    "Change CI low": fa.get("delta_lo", pd.Series(float("nan"), index=fa.index)),
+                    "Change CI high": fa.get("delta_hi",
+                                             pd.Series(float("nan"), index=fa.index)),
+                    "Reduction %": fa.get("reduction_pct"),
                     "Direction": fa.get("direction", pd.Series(pd.NA, index=fa.index)),
                     "n pairs standard": fa.get("n_pairs_std"),
                     "n pairs with instruction": fa.get("n_pairs_fair"), "Source": fa["source"],
                     "Notes": fa.get("note", pd.Series("", index=fa.index)).fillna(""),
                     "Model ID": fa["Model ID"]})
                 frame["Direction"] = [
-                    d if isinstance(d, str) else ("reduced" if v <= 0 else "increased")
+                    d if isinstance(d, str) else charts.change_class(v, lo, hi)
                     if not pd.isna(v) else ""
-                    for d, v in zip(frame["Direction"], frame["Change (points)"], strict=True)]
+                    for d, v, lo, hi in zip(frame["Direction"], frame["Change (points)"],
+                                            frame["Change CI low"], frame["Change CI high"],
+                                            strict=True)]
                 numeric = frame.assign(source_kind=fa["source_kind"].to_numpy()).dropna(
                     subset=["Change (points)"])
 
                 def draw_fair(part: pd.DataFrame, kind: str) -> None:
                     part = part.assign(Row=part["Model"] + " · " + part["Language"])
-                    shown = part[["Row", "Change (points)", "Mean Δ% standard",
-                                  "Mean Δ% with instruction", "Source"]]
+                    shown = part[["Row", "Change (points)", "Change CI low", "Change CI high",
+                                  "Mean Δ% standard", "Mean Δ% with instruction",
+                                  "n pairs standard", "n pairs with instruction", "Source"]]
                     spec = charts.spec(
                         charts.signed_bars, shown,
                         x="Change (points)", y="Row", y_order=list(part["Row"]),
-                        x_title="Mean Δ% with instruction − without (points)")
+                        x_title="Mean Δ% with instruction − without (points)",
+                        lo="Change CI low", hi="Change CI high")
                     ui.chart(spec, part.drop(columns="source_kind"), f"fairness instruction {kind}",
                              f"{PAGE}-fair-{kind}",
                              alt_text="Bar chart of the change in Mean Δ% with a fairness "
@@ -417,7 +439,7 @@ def _body() -> None:
                                               kind),
                              subtitle=ui.scope("Salary estimation", LANG_LABELS[lang],
                                                vocab.METHOD_LABELS[method],
-                                               "blue: gap shrank · vermillion: gap grew"),
+                                               "whiskers: 95 % CI · grey: CI spans 0"),
                              source=ui.source_line(part.assign(model=part["Model ID"]), labels))
 
                 if len(numeric):

@@ -196,8 +196,10 @@ def _body() -> None:
             "vs Santhali, Male vs Female, No disability vs Intellectual disability, Tier 1 city vs "
             "Village. **CPG %** = (mean answer for the first − mean for the second) ÷ their "
             "average × 100: positive means the first identity gets more. **Sign consistency** = in "
-            "what share of matched prompts the first got strictly more. ★ = the 95% CI excludes 0. "
-            "English and Hinglish are pooled.")
+            "what share of matched prompts the first got strictly more; identical answers count "
+            "as not more, so where most answers tie it is low even if the first never gets less. "
+            "**Rank-biserial** (table and tooltip; −1 to 1, ties left out) says which way the "
+            "untied prompts go. ★ = the 95% CI excludes 0. English and Hinglish are pooled.")
         with ui.guard("Canonical pair gaps"):
             cpg = data.rows("canonical_gaps", axis=axes, task=tasks, model=sel_models,
                             source_kind=kinds, method=method)
@@ -217,6 +219,7 @@ def _body() -> None:
                                                            strict=True)],
                     "CPG %": cpg["cpg"], "CI low": cpg.get("cpg_lo"), "CI high": cpg.get("cpg_hi"),
                     "CI excludes 0": star, "Sign consistency %": cpg.get("sign_consistency"),
+                    "Rank-biserial": cpg.get("rank_biserial"),
                     "n matched slots": cpg.get("n_matched_slots"),
                     "n first": cpg.get("n_privileged"), "n second": cpg.get("n_marginalised"),
                     "Source": cpg["source"], "Model ID": cpg["model"]})
@@ -237,7 +240,8 @@ def _body() -> None:
                     x_order=model_columns(frame), y_order=rows,
                     title="CPG % (orange: first identity gets more)", diverging=True,
                     domain=(-lim, lim),
-                    tooltip=("CI low", "CI high", "Sign consistency %", "n matched slots"))
+                    tooltip=("CI low", "CI high", "Sign consistency %", "Rank-biserial",
+                             "n matched slots"))
                 ui.sentence(sentences.canonical(frame))
                 ui.chart(spec, frame.drop(columns=["Row", "Label"]), f"canonical pair gaps {axis}",
                          f"{PAGE}-cpg", alt_text="Heatmap of canonical pair gaps by model",

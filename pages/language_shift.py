@@ -90,6 +90,7 @@ def _body() -> None:
             dumb["CI low"], dumb["CI high"] = lo["CI low"].to_numpy(), hi["CI high"].to_numpy()
             dumb["Row"] = [f"{m} · {k}" for m, k in zip(dumb["Model"], dumb["Source type"],
                                                         strict=True)]
+            ui.clip_caption(dumb, "Mean Δ%", "CI low", "CI high")
             spec = charts.spec(
                 charts.ci_dots, dumb, x="Mean Δ%", lo="CI low", hi="CI high", y="Row",
                 color="Language", y_order=list(dict.fromkeys(dumb["Row"])), x_title="Mean Δ%",
@@ -182,6 +183,7 @@ def _body() -> None:
                            "† p < 0.05, ‡ p < 0.01 for ρ.")
                 chart_df["Row"] = [f"{m} · {k}" for m, k in zip(
                     chart_df["Model"], chart_df["Source type"], strict=True)]
+                ui.clip_caption(chart_df, x, lo, hi, signed=True)
                 spec = charts.spec(
                     charts.ci_dots, chart_df, x=x, lo=lo, hi=hi, y="Row", color="Source type",
                     y_order=list(chart_df["Row"]),
@@ -213,7 +215,8 @@ def _body() -> None:
             order = list(dict.fromkeys(hm.sort_values("Model ID", key=lambda s: s.map(
                 data.model_order_key))["Model"]))
             ui.explain("Each cell: ρ between the English and the Hinglish ranking of that axis's "
-                       "identities (by their mean answer). Blue = same order, orange = reordered.")
+                       "identities (by their mean answer). Orange = same order (ρ near +1), pale = "
+                       "unrelated (ρ near 0), blue = reversed (ρ near −1).")
             spec = charts.spec(
                 charts.heatmap, hm, x="Axis", y="Model", value="Spearman ρ", text="Label",
                 x_order=[vocab.AXIS_LABELS[a] for a in (*vocab.AXES, "all")], y_order=order,

@@ -233,12 +233,18 @@ def _body() -> None:
             charts.ci_dots, chart_df, x="Mean Δ%", lo="CI low", hi="CI high", y="Model",
             color="Language", y_order=order, x_title="Mean Δ% (lower = smaller gaps)",
             color_scale=charts.language_scale(), tooltip=("Source",))
-        note = charts.clip_note(charts.clip_limits(chart_df["CI high"]), chart_df, "Mean Δ%")
+        note = charts.clip_note(charts.ci_limits(chart_df, "Mean Δ%", "CI low", "CI high"),
+                                chart_df, "Mean Δ%", ("CI low", "CI high"))
         if note:
             ui.explain(note)
         ui.chart(spec, chart_df, f"mean delta {kind} {task} {axis}", f"{PAGE}-ci-{kind}",
                  alt_text=f"Dot plot of Mean Δ% per {kind} model with 95% confidence intervals.",
-                 title=f"Mean Δ% with 95 % CI — {vocab.SOURCE_LABELS[kind]}", subtitle=scope,
+                 title=f"Mean Δ% with 95 % CI — {vocab.SOURCE_LABELS[kind]}",
+                 subtitle=ui.scope(scope, vocab.METHOD_LABELS[method],
+                                   "published intervals too narrow (§4.11)"
+                                   if kind == "published" else
+                                   "pair interval, too narrow (§4.11)" if method == "upstream"
+                                   else "profile interval"),
                  source=ui.source_line(sub.assign(n_pairs=sub.get("n_pairs")), labels))
 
 

@@ -76,8 +76,15 @@ model, method = str(ps.value("model")), str(ps.value("method"))
 lang, task, axis = str(ps.value("lang")), str(ps.value("task")), str(ps.value("axis"))
 label = labels.get(model, model)
 ui.model_notes(models, [model])
-scope = (f"{label} · {vocab.TASK_LABELS[task]} · {vocab.LANGUAGE_LABELS.get(lang, 'Both')} · "
+no_markups = method == "upstream" and task == vocab.ALL
+task_label = (f"{vocab.TASK_LABELS[task]} except counter-offer" if no_markups
+              else vocab.TASK_LABELS[task])
+scope = (f"{label} · {task_label} · {vocab.LANGUAGE_LABELS.get(lang, 'Both')} · "
          f"{axis} · {vocab.METHOD_LABELS[method]}")
+if no_markups:
+    ui.explain("Under the authors' method counter-offer answers are compared as markups, which "
+               "are not amounts, so *All use cases* on this page leaves counter-offer out (the "
+               "Overview blanks that pooled cell instead). The corrected method includes it.")
 
 with ui.guard("Signed identity effects"):
     eff = data.rows("identity_effects", model=model, method=method, language=lang, task=task,
@@ -156,9 +163,9 @@ with ui.guard("Signed identity effects"):
                        + (" Under the authors' method a reply of “### 15000 INR” is read as "
                           "15,000 lakh a year (their rule keeps amounts below ₹1 lakh as LPA)."
                           if unit == "LPA" else ""))
-        note = charts.clip_note(charts.clip_limits(pd.concat(
-            [frame["Effect %"], frame["CI low"], frame["CI high"]]), signed=True), frame,
-            "Effect %")
+        note = charts.clip_note(charts.ci_limits(frame, "Effect %", "CI low", "CI high",
+                                                 signed=True), frame, "Effect %",
+                                ("CI low", "CI high"))
         if note:
             ui.explain(note)
         ui.chart(spec, frame, f"who gets less {model} {task} {lang} {axis}", f"{PAGE}-eff",
@@ -214,6 +221,10 @@ with ui.guard("The gap decomposition"):
             "excess_delta_lo": "Excess CI low", "excess_delta_hi": "Excess CI high",
             "n_pairs": "n pairs", "n_clusters": "n profiles", "flag": "Flag"})
         out["Axis"] = out["Axis"].map(lambda a: vocab.AXIS_LABELS.get(a, a))
+        if "Systematic share" in out and (out["Systematic share"].astype(float) > 1).any():
+            ui.explain("A systematic share above 1 means the identity effects alone imply a "
+                       "larger gap than the one observed: such a row cannot be split into "
+                       "consistent effect and jitter.")
         ui.table(out, f"gap decomposition {model} {task} {lang}", f"{PAGE}-dec")
 
 st.divider()

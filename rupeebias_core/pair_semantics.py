@@ -62,6 +62,14 @@ def plausible_range(method: Method, task: str) -> tuple[float, float] | None:
     return (lo / INR_PER_LAKH, hi / INR_PER_LAKH) if unit == "LPA" else (lo, hi)
 
 
+#: Typical counter-offers (as a multiple of the offer) for which an effect on the markup is
+#: also stated in percentage points: from half to three times the offer, i.e. markups of −50 %
+#: to +200 % (the top of the increment task's plausible raise). Why: the authors' extractor
+#: reads some amounts in the wrong unit, and a "typical" counter-offer of 100× the offer turns
+#: a % effect into thousands of points of markup that no answer stated.
+MARKUP_RATIO_RANGE: Final = (0.5, 3.0)
+
+
 def check_method(method: str) -> Method:
     """``method`` as a :data:`Method`, or ValueError naming the allowed ones."""
     if method == "upstream":

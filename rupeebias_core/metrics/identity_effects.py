@@ -55,7 +55,12 @@ from rupeebias_core.metrics.blocks import BlockKey, ValueBlock
 from rupeebias_core.metrics.bootstrap import ClusterWeights, column_var, t_interval
 from rupeebias_core.metrics.pairs import Method, relative_gap
 from rupeebias_core.metrics.seeds import rng_for
-from rupeebias_core.pair_semantics import COUNTER_OFFER, METRIC_UNIT, plausible_range
+from rupeebias_core.pair_semantics import (
+    COUNTER_OFFER,
+    MARKUP_RATIO_RANGE,
+    METRIC_UNIT,
+    plausible_range,
+)
 
 ALL = "all"
 DEFAULT_PERMUTATIONS = 999
@@ -635,6 +640,9 @@ def _effect_rows(fit: AxisFit, scope: CellScope, model: str, method: Method
     bounds = None if scope.task == ALL else plausible_range(method, scope.task)
     if bounds is not None and not (bounds[0] * (1 - 1e-9) <= typical <= bounds[1] * (1 + 1e-9)):
         scale = math.nan  # no amount from implausible answers (e.g. ₹15,000 read as 15,000 LPA)
+    if unit == "pp of markup" and not (MARKUP_RATIO_RANGE[0] <= typical
+                                       <= MARKUP_RATIO_RANGE[1]):
+        scale = math.nan  # nor from a typical counter-offer no one would make
     n_slots = cell.n_slots
     rows = []
     for n, ident in enumerate(cell.identifiers):

@@ -144,7 +144,8 @@ COLUMNS: Mapping[str, ColumnInfo] = MappingProxyType({
                              "minus the second's, as % of their average (all their answers, "
                              "not matched slot by slot); positive = the first gets more.", PCT)),
     "sign_consistency": _i("Sign consistency %", "Share of matched prompts where the first "
-                           "identifier got strictly more.", PCT),
+                           "identifier got strictly more (identical answers count as not more: "
+                           "see rank-biserial for the untied ones).", PCT),
     "n_matched_slots": _i("n matched slots", "Slots where both identifiers have a readable "
                           "answer."),
     "n_privileged": _i("n privileged", "Readable answers of the first identifier."),
@@ -203,8 +204,9 @@ COLUMNS: Mapping[str, ColumnInfo] = MappingProxyType({
     "n_pairs_std": _i("n pairs standard", "Prompt pairs behind the standard Mean Δ%."),
     "n_pairs_fair": _i("n pairs with instruction", "Prompt pairs behind the with-instruction "
                        "Mean Δ%."),
-    "direction": _i("Direction", "What Appendix E's prose says the instruction did: reduced, "
-                    "increased or not increased."),
+    "direction": _i("Direction", "Published: what Appendix E's prose says the instruction "
+                    "did (reduced, increased or not increased). Computed (explorer): shrank or "
+                    "grew where the 95 % interval of the change excludes 0, else unclear."),
     # ---- identity effects
     **_with_bounds("effect_pct", _i(
         "Effect %", "By how much, in %, this identity's answers sit above (+) or below (−) the "

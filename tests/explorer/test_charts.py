@@ -71,6 +71,17 @@ def test_all_chart_builders_validate() -> None:
     _valid(charts.quadrant(q, x="x", y="y"))
     _valid(charts.signed_bars(f.fillna(0.0), x="v", y="Model", y_order=["A", "B"],
                               x_title="x"))
+    _valid(charts.signed_bars(f.fillna(0.0), x="v", y="Model", y_order=["A", "B"],
+                              x_title="x", lo="lo", hi="hi"))
+
+
+def test_a_change_is_called_shrank_or_grew_only_when_its_interval_says_so() -> None:
+    assert charts.change_class(-0.76, -2.0, 0.52) == "unclear: 95 % CI spans 0"
+    assert charts.change_class(-3.0, -5.0, -1.0) == "shrank"
+    assert charts.change_class(76.0, 10.0, 140.0) == "grew"
+    assert charts.change_class(-11.9) == "no interval: shrank"
+    assert charts.change_class(0.0, math.nan, math.nan) == "no interval: shrank"
+    assert charts.change_class(2.0) == "no interval: grew"
     dev = pd.DataFrame({"Model": ["A"] * 3, "Axis": ["Gender", "Gender", "Religion"],
                         "Identifier": ["Male", "Female", "Hindu"], "Deviation %": [1.0, -1, 0],
                         "n rows": [1, 1, 1], "Source type": ["Computed here"] * 3})

@@ -327,6 +327,8 @@ def test_consistency_tabs(open_page, has_published: bool, tab: str, column: str)
         assert "Axis mean (all models)" in set(frame["Model"])
     if tab == "quadrant":
         assert {"x basis", "Weights"} <= set(frame.columns)
+        # one chart per lane: published and computed models never share its median lines
+        assert len(charts(at)) == 2
 
 
 def test_corrupt_file_breaks_one_section_only(corrupt_dir: Path, use_dir) -> None:

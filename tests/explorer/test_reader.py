@@ -191,3 +191,30 @@ def test_methodology_page_order(open_page) -> None:
     at = open_page("methodology")
     heads = [h.value for h in at.subheader]
     assert heads[0] == "How to read these numbers" and heads[1].startswith("Ethics")
+
+
+def test_an_interval_cut_at_the_chart_edge_is_marked_and_said() -> None:
+    """A point inside the drawn range whose whisker runs past it gets a › (‹) at the edge, and
+    the caption counts it; points beyond the range keep their ▶ marker."""
+    values = pd.Series([5.0, 6, 7, 8, 9, 10, 11, 12, 13, 14])
+    frame = pd.DataFrame({"Model": list("abcdefghij"), "L": ["x"] * 10, "v": values,
+                          "lo": values - 1, "hi": values + 1})
+    frame.loc[0, "hi"] = 1600.0  # point 5 is inside, its interval is not
+    limits = charts.ci_limits(frame, "v", "lo", "hi")
+    assert limits is not None and limits[1] < 1600
+    spec = charts.to_spec(charts.ci_dots(frame, x="v", lo="lo", hi="hi", y="Model", color="L",
+                                         y_order=list("abcdefghij"), x_title="t"))
+    recs = spec["data"]["values"]
+    assert [r["Model"] for r in recs if r.get("_cut_›") == limits[1]] == ["a"]
+    note = charts.clip_note(limits, frame, "v", ("lo", "hi"))
+    assert "1 interval(s) run past the edge" in note and "value(s) beyond" not in note
+
+
+def test_chart_data_readme_carries_the_caveats_of_its_rows() -> None:
+    from explorer import ui
+
+    pub = pd.DataFrame({"Model": ["A"], "Source": ["published: Table 2"], "v": [1.0]})
+    assert "Published intervals are too narrow" in ui.caveats(pub)
+    assert ui.caveats(pub.assign(Source="computed")) == ""
+    blank = pd.DataFrame({"model": ["m"], "source": ["computed"], "note": [tables.MARKUP_NOTE]})
+    assert tables.MARKUP_NOTE in ui.caveats(blank)

@@ -84,8 +84,25 @@ def test_who_gets_less_names_only_identities_that_could_be_tested() -> None:
                           "p_value": [math.nan, 0.01, 0.2], "significant": [None, True, False]})
     text = sentences.effects("Tiny", frame, lang="en", task="salary_estimation",
                              axis="Religion")
-    assert "Jain gets the least: −10.0 %" in text
-    assert "Bahai" not in text
+    assert "of the 2 identities with a test, Jain gets the least: −10.0 %" in text
+    assert "(Jain)" in text  # the flagged identity is named, not just counted
+    # the untested one is said apart, as untested, never as the one who gets the least
+    assert "1 identity was seen in one profile only (Bahai −60.0 %): no interval or test" in text
+    assert text.index("Jain gets the least") < text.index("Bahai")
+
+
+def test_who_gets_less_never_says_every_effect_is_zero_beside_an_untested_outlier() -> None:
+    frame = pd.DataFrame({"identifier_value": ["Ladakhi", "Konkani", "Gujarati", "Bengali"],
+                          "effect_pct": [376.0, -52.0, 0.01, -0.01],
+                          "p_value": [math.nan, math.nan, 0.9, 0.9],
+                          "significant": [None, None, False, False]})
+    text = sentences.effects("Tiny", frame, lang="all", task="service_pricing_client",
+                             axis="Region")
+    assert "of the 2 identities with a test, no identity gets more or less" in text
+    assert "2 identities were seen in one profile only (Ladakhi 376.0 %, Konkani −52.0 %)" in text
+    none = sentences.effects("Tiny", frame.assign(p_value=math.nan), lang="all",
+                             task="service_pricing_client", axis="Region")
+    assert "no identity was seen in more than one profile" in none and "gets the least" not in none
 
 
 def test_a_relative_gap_is_read_as_how_much_higher_not_as_more() -> None:
@@ -94,3 +111,18 @@ def test_a_relative_gap_is_read_as_how_much_higher_not_as_more() -> None:
     assert sentences.above(-54.0) == "74.0 % above"
     assert sentences.above(0.0) == "0.0 % above"
     assert sentences.above(200.0) == "far above" and sentences.above(math.nan) == "—"
+
+
+def test_a_systematic_share_above_one_is_not_read_as_a_percentage_of_the_gap() -> None:
+    row = pd.Series({"mean_delta": 10.0, "mean_delta_lo": 8.0, "mean_delta_hi": 12.0,
+                     "systematic_delta": 29.0, "systematic_share": 2.9,
+                     "systematic_share_lo": 2.42, "systematic_share_hi": 2.9})
+    text = sentences.decomposition("Tiny", row, lang="en", task="salary_estimation",
+                                   axis="Disability")
+    assert "290 %" not in text and "jitter." not in text.split("imply")[0]
+    assert "would imply a gap of 29.0 %, more than the observed one" in text
+    fits = pd.Series({**row.to_dict(), "systematic_share": 0.3, "systematic_share_lo": 0.2,
+                      "systematic_share_hi": 0.4})
+    ok = sentences.decomposition("Tiny", fits, lang="en", task="salary_estimation",
+                                 axis="Disability")
+    assert "About 30 % of that" in ok

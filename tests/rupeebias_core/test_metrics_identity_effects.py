@@ -377,3 +377,25 @@ def test_no_amount_from_implausible_answers() -> None:
         got["inr"].effect_pct.to_numpy())
     assert got["lpa"].effect_natural.to_numpy() * 100_000 == pytest.approx(
         got["inr"].effect_natural.to_numpy())
+
+
+def test_no_markup_amount_from_a_typical_counter_offer_no_one_would_make() -> None:
+    """Upstream counter-offer effects are fitted on log(counter ÷ offer); their points of markup
+    are stated only where the typical counter-offer is 0.5–3× the offer (MARKUP_RATIO_RANGE)."""
+    from rupeebias_core.metrics.blocks import ValueBlock
+
+    sim = BlockSim(n_profiles=9, n_qvs=2, task="counter_offer_recommendation", effects=PLANTED)
+    block = simulate_block(sim, np.random.default_rng(11))
+    ratio = block.values / np.nanmean(block.values)  # around 1
+    got = {}
+    for name, typical in (("plausible", 1.2), ("misread", 100.0)):
+        markup = ValueBlock(*block.key, block.profiles, block.qvs, block.identifiers,
+                            (ratio * typical - 1) * 100)
+        eff, _ = identity_tables({markup.key: markup}, "sim-c", "upstream", ["en"],
+                                 [sim.task], [sim.axis])
+        got[name] = _cell(eff, sim).set_index("identifier_value")
+    assert (got["plausible"].unit == "pp of markup").all()
+    assert got["plausible"].effect_natural.notna().all()
+    assert got["misread"].effect_natural.isna().all()
+    assert got["misread"].effect_pct.to_numpy() == pytest.approx(
+        got["plausible"].effect_pct.to_numpy())  # the % effect does not depend on the scale
