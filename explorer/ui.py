@@ -255,7 +255,7 @@ def fmt_ci(value: float | None, lo: float | None, hi: float | None, digits: int 
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "table"
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:120] or "table"
 
 
 def _csv(frame: pd.DataFrame) -> bytes:

@@ -170,7 +170,8 @@ def _body() -> None:
                     charts.deviation_dots, frame,
                     y_order=[v for v in vocab.IDENTIFIER_VALUES if v in present],
                     color_order=model_order, facet_order=list(axes))
-                ui.chart(spec, frame, f"identifier deviation {axis} {lang} {task}", f"{PAGE}-dev",
+                ui.chart(spec, frame, f"identifier deviation {shown} {axis} {lang} {task}",
+                         f"{PAGE}-dev",
                          alt_text="Dot plot of each identifier's deviation from its axis average",
                          stretch=axis != "all",
                          title="Each identity's answers against its axis average (%)",
@@ -181,10 +182,10 @@ def _body() -> None:
                                          values="Deviation %", sort=False).reset_index()
                 wide = wide[["Axis", "Identifier", *[m for m in model_order if m in wide.columns]]]
                 st.markdown("**Table: deviation % per identifier (columns = models)**")
-                ui.table(wide, f"identifier deviation wide {axis} {lang} {task}",
+                ui.table(wide, f"identifier deviation wide {shown} {axis} {lang} {task}",
                          f"{PAGE}-dev-wide")
                 with st.expander("Long format with n (one row per model × identifier)"):
-                    ui.table(frame, f"identifier deviation long {axis} {lang} {task}",
+                    ui.table(frame, f"identifier deviation long {shown} {axis} {lang} {task}",
                              f"{PAGE}-dev-long")
 
 
@@ -243,14 +244,16 @@ def _body() -> None:
                     tooltip=("CI low", "CI high", "Sign consistency %", "Rank-biserial",
                              "n matched slots"))
                 ui.sentence(sentences.canonical(frame))
-                ui.chart(spec, frame.drop(columns=["Row", "Label"]), f"canonical pair gaps {axis}",
+                ui.chart(spec, frame.drop(columns=["Row", "Label"]),
+                         f"canonical pair gaps {method} {axis}",
                          f"{PAGE}-cpg", alt_text="Heatmap of canonical pair gaps by model",
                          title=("Canonical pair gaps: first identity's average answer minus "
                                 "the second's, as % of their average"),
                          subtitle=subtitle("English and Hinglish pooled",
                                            "★ = 95 % CI excludes 0 · / = sign consistency"),
                          source=ui.source_line(cpg, labels))
-                ui.table(frame.drop(columns=["Row", "Label"]), f"canonical pair gaps {axis} {task}",
+                ui.table(frame.drop(columns=["Row", "Label"]),
+                         f"canonical pair gaps {method} {axis} {task}",
                          f"{PAGE}-cpg-table")
 
 
@@ -287,13 +290,13 @@ def _body() -> None:
                     tooltip=("CI low", "CI high", "Highest", "Lowest", "n rows"))
                 ui.sentence(sentences.max_gap(frame))
                 ui.chart(spec, frame.drop(columns=["Row", "Label"]),
-                         f"maximum observed gaps {axis}",
+                         f"maximum observed gaps {method} {axis}",
                          f"{PAGE}-mog", alt_text="Heatmap of maximum observed gaps by model",
                          title="Largest gap between any two identities of an axis (%)",
                          subtitle=subtitle("English and Hinglish pooled", "highest > lowest"),
                          source=ui.source_line(mog, labels))
                 ui.table(frame.drop(columns=["Row", "Label"]),
-                         f"maximum observed gaps {axis} {task}",
+                         f"maximum observed gaps {method} {axis} {task}",
                          f"{PAGE}-mog-table")
 
 

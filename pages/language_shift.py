@@ -189,7 +189,7 @@ def _body() -> None:
                     y_order=list(chart_df["Row"]),
                     x_title="Hinglish Mean Δ% − English Mean Δ% (percentage points)",
                     color_scale=charts.source_scale(), zero_line=True, tooltip=("Source",))
-                ui.chart(spec, chart_df, f"language shift {axis}", f"{PAGE}-shift",
+                ui.chart(spec, chart_df, f"language shift {method} {axis}", f"{PAGE}-shift",
                          alt_text="Dot plot of the change in Mean Δ% from English to Hinglish",
                          title="Change in Mean Δ% from English to Hinglish (points, 95 % CI)",
                          subtitle=ui.scope(vocab.AXIS_LABELS[axis],
@@ -198,7 +198,7 @@ def _body() -> None:
                                            vocab.METHOD_LABELS[method],
                                            "positive = larger in Hinglish"),
                          source=ui.source_line(shown, labels))
-            ui.table(frame, f"language shift {axis}", f"{PAGE}-shift-table")
+            ui.table(frame, f"language shift {method} {axis}", f"{PAGE}-shift-table")
 
     # ---- 2. ranking agreement heatmap ---------------------------------------------------------
     st.subheader("3 · Are the same identities favoured in both languages?")

@@ -157,7 +157,7 @@ def _body() -> None:
             st.info("The paper publishes no number for this cell (it has no per-use-case numbers). "
                     "Only models computed here could answer it — see below.",
                     icon=":material/info:")
-            ui.table(board, f"rupeebias leaderboard {kind} {task} {axis} {lang}",
+            ui.table(board, f"rupeebias leaderboard {kind} {method} {task} {axis} {lang}",
                      f"{PAGE}-board-{kind}")  # the rows stay, with the reason in Coverage
             return
         masked = board[board["Coverage"].astype(str).str.startswith("not a gap")]
@@ -196,7 +196,7 @@ def _body() -> None:
             + (" (highest first)." if ps.value("order") == "desc" else " (lowest first)."))
         if kind == "published":
             ui.paper_ci_caveat()
-        ui.table(board, f"rupeebias leaderboard {kind} {task} {axis} {lang}",
+        ui.table(board, f"rupeebias leaderboard {kind} {method} {task} {axis} {lang}",
                  f"{PAGE}-board-{kind}")
         _chart(kind, sub, board)
 
@@ -237,7 +237,8 @@ def _body() -> None:
                                 chart_df, "Mean Δ%", ("CI low", "CI high"))
         if note:
             ui.explain(note)
-        ui.chart(spec, chart_df, f"mean delta {kind} {task} {axis}", f"{PAGE}-ci-{kind}",
+        ui.chart(spec, chart_df, f"mean delta {kind} {method} {task} {axis}",
+                 f"{PAGE}-ci-{kind}",
                  alt_text=f"Dot plot of Mean Δ% per {kind} model with 95% confidence intervals.",
                  title=f"Mean Δ% with 95 % CI — {vocab.SOURCE_LABELS[kind]}",
                  subtitle=ui.scope(scope, vocab.METHOD_LABELS[method],

@@ -168,12 +168,13 @@ with ui.guard("Signed identity effects"):
                                 ("CI low", "CI high"))
         if note:
             ui.explain(note)
-        ui.chart(spec, frame, f"who gets less {model} {task} {lang} {axis}", f"{PAGE}-eff",
+        ui.chart(spec, frame, f"who gets less {model} {method} {task} {lang} {axis}", f"{PAGE}-eff",
                  alt_text="Signed identity effects with 95% intervals",
                  title=f"Who gets less: {axis}", subtitle=scope,
                  source=f"Computed with RupeeBias Explorer from {int(eff['n_slots'].max()):,} "
                         f"matched slots of {label}" if "n_slots" in eff else "")
-        ui.table(frame, f"who gets less {model} {task} {lang} {axis}", f"{PAGE}-eff-table")
+        ui.table(frame, f"who gets less {model} {method} {task} {lang} {axis}",
+                 f"{PAGE}-eff-table")
 
     if len(miss):
         block = miss[miss["identifier_value"] == vocab.ALL]
@@ -225,7 +226,7 @@ with ui.guard("The gap decomposition"):
             ui.explain("A systematic share above 1 means the identity effects alone imply a "
                        "larger gap than the one observed: such a row cannot be split into "
                        "consistent effect and jitter.")
-        ui.table(out, f"gap decomposition {model} {task} {lang}", f"{PAGE}-dec")
+        ui.table(out, f"gap decomposition {model} {method} {task} {lang}", f"{PAGE}-dec")
 
 st.divider()
 ui.permalink(ps.link())
