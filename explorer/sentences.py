@@ -84,6 +84,12 @@ def spread(values: pd.Series, names: pd.Series) -> str:
             f"({n[lo_i]}) to {num(v[hi_i])} % ({n[hi_i]}).")
 
 
+#: Below these a placebo floor is too thin to compare with (it comes from a handful of slots,
+#: e.g. SmolLM2's 2 Hinglish counter-offer placebo pairs, both 0 %).
+MIN_PLACEBO_PAIRS = 100
+MIN_PLACEBO_COVERAGE = 0.5
+
+
 def decomposition(label: str, row: pd.Series | None, *, lang: str, task: str, axis: str,
                   lead: bool = True) -> str:
     """The computed-model sentence from ``gap_decomposition``: the gap, how much of it is
@@ -107,15 +113,30 @@ def decomposition(label: str, row: pd.Series | None, *, lang: str, task: str, ax
         text += (f" The consistent identity effects alone would imply a gap of "
                  f"{num(row.get('systematic_delta'))} %, more than the observed one, so this "
                  "gap cannot be split into a consistent part and jitter here.")
+    elif _ok(share) and _ok(row.get("p_value")) and float(row["p_value"]) >= 0.05:
+        text += (f" The permutation test finds no consistent identity effect (p = "
+                 f"{float(row['p_value']):.2f}), so the estimate that {num(100 * float(share), 0)}"
+                 " % of the gap is systematic cannot be told from noise.")
     elif _ok(share):
         text += (f" About {num(100 * float(share), 0)} % of that "
                  f"({ci(100 * float(row.get('systematic_share_lo', math.nan)), 100 * float(row.get('systematic_share_hi', math.nan)), 0)})"  # noqa: E501
                  " is a consistent identity effect; the rest is answer-to-answer jitter.")
     pl, ex = row.get("placebo_delta"), row.get("excess_delta")
-    if _ok(pl) and _ok(ex):
+    n_pl, cover = row.get("n_placebo_pairs"), row.get("placebo_coverage")
+    thin = _ok(n_pl) and float(n_pl) < MIN_PLACEBO_PAIRS
+    partial = _ok(cover) and float(cover) < MIN_PLACEBO_COVERAGE
+    if _ok(pl) and _ok(ex) and (thin or partial):
+        text += (f" The placebo floor here rests on {int(float(n_pl or 0)):,} placebo pairs"
+                 + (f" covering {100 * float(cover):.0f} % of the identity pairs"
+                    if _ok(cover) else "")
+                 + ": too little to say whether identity moves answers more than an "
+                   "irrelevant edit.")
+    elif _ok(pl) and _ok(ex):
         interval = ci(row.get("excess_delta_lo"), row.get("excess_delta_hi"))
         lo = row.get("excess_delta_lo")
-        text += f" Swapping identity-free statements moves answers by {num(pl)} %, so "
+        text += (f" Swapping identity-free statements moves answers by {num(pl)} % "
+                 f"({int(float(n_pl)):,} placebo pairs), so " if _ok(n_pl) else
+                 f" Swapping identity-free statements moves answers by {num(pl)} %, so ")
         if float(ex) >= 0:
             text += f"identity adds {num(ex)} points ({interval})"
             text += ("." if _ok(lo) and float(lo) > 0 else

@@ -128,16 +128,16 @@ no bigger than the placebo gap is not evidence of bias.
 **Intervals.** A 95 % interval is the range the number would plausibly take if the benchmark
 were run again. The paper's intervals treat every pair of answers as a separate experiment, but
 pairs share answers; in simulation such intervals contain the true value only about half the
-time. Read the paper's ±0.05-point intervals as several times too narrow. The corrected
-method's intervals resample whole candidate profiles and hold the true value about 95 % of the
-time; under the authors' method, models computed here keep the paper's pair intervals, with the
-same caution.
+time. Read the paper's intervals (some as narrow as ±0.05 points) as several times too
+narrow. The corrected method's intervals resample whole candidate profiles and hold the true
+value about 95 % of the time; under the authors' method, models computed here keep the paper's
+pair intervals, with the same caution.
 
 **Published or computed.** Blue *Published* numbers are transcribed from the paper, table by
 table. Orange *Computed here* numbers come from answers scored by this project. The two are
-shown in separate lanes and never averaged or ranked together. The bundled SmolLM2-135M is a
-tiny model included so every view runs on real data; its numbers say nothing about the models
-people use.
+shown in separate lanes and never averaged or ranked together. The two models computed here
+are small local models no one should consult for salary advice: SmolLM2-135M, so every view
+runs on real data, and Qwen2.5-Coder-1.5B, which follows the answer format (partial run).
 
 **Other terms.** *V@10*: share of pairs more than 10 % apart. *Kendall's W*: whether the same
 identities keep coming out on top across profiles (0 = never the same order, 1 = always); it
@@ -245,15 +245,17 @@ st.markdown(
     "- The raw answers of the paper's nine models are not shipped. With the authors' "
     "released runs: `python -m precompute import-upstream PATH`, then "
     "`python -m precompute metrics --data data`.")
-st.info(vocab.SMOLLM_NOTE, icon=":material/info:")
 with ui.guard("The model list"):
     models = data.available_models()
+    ui.model_notes(models, tuple(m for m in models["model"] if m in vocab.MODEL_NOTES))
     if len(models):
+        notes = [vocab.MODEL_NOTES.get(m) or n for m, n in zip(models["model"], models["note"],
+                                                               strict=True)]
         shown = pd.DataFrame({"Model": models["label"], "Sources": models["sources"],
                               "Weights": models["weights"],
                               "Raw answers here": models["has_raw"].map({True: "yes",
                                                                          False: "no"}),
-                              "Notes": models["note"], "Model ID": models["model"]})
+                              "Notes": notes, "Model ID": models["model"]})
         ui.table(shown, "models", "method-models")
 # lazy, as the notes below: the file table is drawn only while the box is open
 files_box = st.expander("Data files behind this deployment", key="methodology-files",

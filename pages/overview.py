@@ -64,6 +64,14 @@ with ui.guard("The headline"):
     if head is not None:
         value, n = head
         per_model = pub[pub["mean_delta"].notna()].groupby("model")["mean_delta"].mean()
+        top = str(per_model.idxmax())
+        top_notes = " ".join(pub.loc[pub["model"] == top, "note"].dropna().astype(str)) \
+            if "note" in pub else ""
+        top_label = (str(pub.loc[pub["model"] == top, "label"].dropna().iloc[0])
+                     if "label" in pub and pub.loc[pub["model"] == top, "label"].notna().any()
+                     else top)
+        partial = (f" ({top_label}'s figure pools 4 of the 5 use cases)"
+                   if "pools 4 of 5 use cases" in top_notes else "")
         c1, c2 = st.columns([1, 3])
         c1.metric(f"Average gap, {n} paper models", f"{value:.1f}%",
                   help="Unweighted mean of the Overall Mean Δ% of each model (paper Table 2). "
@@ -73,7 +81,8 @@ with ui.guard("The headline"):
             st.markdown(
                 f"**Headline finding (published).** For prompts that differ only in the stated "
                 f"identity, the {n} models' answers differ by **{value:.1f}%** on average — the "
-                f"models range from {per_model.min():.1f}% to {per_model.max():.1f}%; the paper "
+                f"models range from {per_model.min():.1f}% to {per_model.max():.1f}%{partial}; "
+                "the paper "
                 "gives no interval for the average and no noise floor, so it cannot say how "
                 "much of the gap is a consistent identity effect rather than answer-to-answer "
                 "jitter. " + ui.NO_DIRECTION + " Source: "

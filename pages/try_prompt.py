@@ -296,7 +296,11 @@ if mode == "own":
     c1.radio("Answer format", tuple(live.ANSWER_TASKS), key=_k("fmt"),
              format_func=live.ANSWER_LABELS.get, horizontal=True,
              help="Also picks the parser: ₹ amounts as salary estimation is parsed, % as the "
-                  "salary-increment answers.")
+                  "salary-increment answers. The salary rules then apply to your question too: "
+                  "an amount is read as a yearly salary (a bare \"### 150 INR\" as 150 lakh, "
+                  "₹1.5 crore) and only "
+                  "₹1 lakh–₹10 crore counts; anything else is marked implausible and forms no "
+                  "pair. Ask for a yearly amount in rupees.")
     c2.radio("System prompt", tuple(SYSTEM_LABELS), key=_k("sysp"),
              format_func=SYSTEM_LABELS.get, horizontal=True)
     c1, c2 = st.columns(2)
@@ -622,14 +626,18 @@ if result is not None:
                 st.markdown(f"**User message · {p.identifier_value} · {p.language}**")
                 ui.verbatim(p.user)
     s = result.summary
-    unit = live.value_unit_label(rs.task)
-    diff_unit = live.difference_unit(rs.task)
+    unit = live.value_unit_label(rs.task, markup=False)
+    diff_unit = live.difference_unit(rs.task, markup=False)
     m1, m2, m3 = st.columns(3)
     m1.metric("Answers parsed", f"{s['n_parsed']} / {s['n_requests']}",
               help="Answers from which a number could be read (strict format or recovered).")
-    m2.metric("Mean Δ%", "—" if s["mean_delta"] is None else f"{s['mean_delta']:.2f} %",
+    m2.metric("Mean Δ% of this run", "—" if s["mean_delta"] is None
+              else f"{s['mean_delta']:.2f} %",
               help="Mean of every per-repeat pair Δ% of this run.")
     m3.metric("Pairs with Δ% > 10", f"{s['pairs_over_10']} / {s['n_pairs']}")
+    ui.explain("One profile and one wording: this run shows how the model's numbers arise, "
+               "not its gap on the benchmark (the result pages average over every profile and "
+               "wording, with intervals over profiles).")
     if s["n_errors"]:
         st.warning(f"{s['n_errors']} request(s) failed; see the error column below.",
                    icon=":material/warning:")
@@ -707,7 +715,7 @@ if result is not None:
         hide_index=True, key=f"{PAGE}.responses",
         column_config={"parsed value": st.column_config.NumberColumn(format="%.2f"),
                        "metric": st.column_config.NumberColumn(
-                           format="%.2f", help="The number Δ% uses (counter-offer: markup %).")},
+                           format="%.2f", help="The number Δ% uses: the parsed amount.")},
         placeholder=ui.MISSING)
 
     # ---- precomputed comparison

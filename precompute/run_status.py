@@ -180,11 +180,12 @@ def coverage_table(by_task: dict[tuple[str, str, str], int]) -> list[str]:
 def render(st: RunStatus) -> str:
     """The status paragraph (Markdown) quoted in docs/methodology.md section 6."""
     state = "complete" if st.complete else "partial"
+    placebo = "placebo prompts included, " if st.n_placebo else ""
     lines = [f"**Status of the shipped run: {state}.** {st.n_rows:,} of {N_TOTAL:,} prompts "
              f"answered ({100 * st.n_rows / N_TOTAL:.1f} %): {st.n_standard:,} of "
              f"{N_STANDARD:,} standard and {st.n_fairness:,} of {N_FAIRNESS:,} fairness, over "
-             f"{st.busy_hours:.1f} h of collection ({st.prompts_per_s:.2f} prompts/s overall, "
-             "restarts and other jobs on the machine included)."]
+             f"{st.busy_hours:.1f} h of collection ({placebo}{st.prompts_per_s:.2f} prompts/s "
+             "overall, restarts and other jobs on the machine included)."]
     left = N_TOTAL - st.n_rows
     if left > 0 and st.prompts_per_s > 0:
         lines[0] += (f" At that rate the remaining {left:,} prompts need ≈ "

@@ -112,21 +112,6 @@ def markup_pct(counter_lpa: npt.ArrayLike, offered_lpa: npt.ArrayLike) -> FloatA
     return np.where(np.isfinite(out), out, np.nan)
 
 
-def markup_metric(task: str, value_inr: float | None, offered_lpa: float | None
-                  ) -> float | None:
-    """The metric value of one parsed answer in ₹ (``None`` if unusable) when counter-offer
-    answers are compared as markups, as the live probe does: the amount itself for every other
-    task."""
-    if value_inr is None or not math.isfinite(value_inr):
-        return None
-    if task != COUNTER_OFFER:
-        return float(value_inr)
-    if not offered_lpa:
-        return None
-    out = float(markup_pct(value_inr / INR_PER_LAKH, offered_lpa))
-    return out if math.isfinite(out) else None
-
-
 def compared_as_markup(task: str, method: Method) -> bool:
     """Whether a task's answers are compared as counter-offer markups under ``method``."""
     return task == COUNTER_OFFER and method == "upstream"

@@ -29,7 +29,6 @@ import pandas as pd
 from explorer.live.config import Limits, redact_secrets
 from precompute import endpoint as ep_layer
 from rupeebias_core import benchmark as bm
-from rupeebias_core.pair_semantics import COUNTER_OFFER, markup_metric
 from rupeebias_core.pair_semantics import pair_gap as relative_gap
 
 # --------------------------------------------------------------------------------------------
@@ -234,13 +233,13 @@ def plan_prompts(spec: AnySpec) -> list[PlannedPrompt]:
     ]
 
 
-def metric_value(task: str, value: float | None, profile_id: str) -> float | None:
-    """The number Δ% is computed on (:func:`rupeebias_core.pair_semantics.markup_metric`):
-    the parsed value, except counter-offer, where it is the markup % over the profile's offer
-    (spec §3.2)."""
-    offered = (bm.profile(task, profile_id).fields.get("offered_ctc_lpa")
-               if task == COUNTER_OFFER else None)
-    return markup_metric(task, value, None if offered is None else float(offered))
+def metric_value(value: float | None) -> float | None:
+    """The number Δ% is computed on: the parsed amount (₹, or % for increments), as the
+    corrected method compares answers. Not the counter-offer markup over the offer, as the
+    authors' method does: a relative gap between two markups is not a distance between
+    answers (₹6 and ₹5.5 lakh on a ₹5 lakh offer gave Δ% 66.7 for an 8.7 % gap, and markups of
+    opposite sign a negative Δ%), and the rest of the explorer never shows one as a gap."""
+    return float(value) if value is not None and math.isfinite(value) else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -435,7 +434,7 @@ def assemble_responses(spec: AnySpec, raw: list[tuple[PlannedPrompt, int, Any]],
                 "finish_reason": finish,
                 "error": error,
                 **parsed,
-                "metric_value": metric_value(spec.task, parsed["value"], spec.profile_id),
+                "metric_value": metric_value(parsed["value"]),
                 "model_returned": _text_field(res.model_returned, secrets),
                 "system_fingerprint": _text_field(res.system_fingerprint, secrets),
                 "latency_s": res.latency_s,
@@ -470,9 +469,9 @@ def t_interval(values: Sequence[float], confidence: float = 0.95, *,
                clip: bool = True) -> RepeatCI:
     """Mean and Student-t CI over per-repeat values (NaN dropped).
 
-    For Δ% (``clip``) the interval is clipped to [0, 200] when every value lies there (Δ%
-    cannot leave that range for positive answers); counter-offer markups can make Δ negative,
-    then no clipping. Signed differences are never clipped (``clip=False``).
+    For Δ% (``clip``) the interval is clipped to [0, 200] when every value lies there (Δ% of
+    two positive answers cannot leave that range). Signed differences are never clipped
+    (``clip=False``).
     """
     from scipy import stats
 
@@ -516,7 +515,7 @@ def pair_table(spec: AnySpec, responses: pd.DataFrame) -> pd.DataFrame:
     each pair yields up to n per-repeat values; ``delta`` is the mean per-repeat Δ% (the
     paper's Δ% is a mean over response pairs) with a 95 % t interval ``delta_lo``/``delta_hi``;
     ``diff`` is the mean signed difference B − A of the metric values (₹, or percentage points
-    for % answers and counter-offer markups) with its t interval ``diff_lo``/``diff_hi``.
+    for % answers) with its t interval ``diff_lo``/``diff_hi``.
     ``value_a``/``value_b`` are the mean metric values over usable repeats.
     """
     rows = []
@@ -670,8 +669,8 @@ def compare_with_precomputed(result: ProbeResult, slot: pd.DataFrame | None) -> 
     """Live vs precomputed Δ% for the run's pairs. ``slot`` is
     ``explorer.data.slot_rows(..., method="corrected")`` (identifier_value, value,
     metric_value, status, response), possibly empty or None: the stored answers read by the
-    parser and exclusion rule the live run uses, and, like the live run, counter-offer
-    amounts compared as markups (:func:`metric_value`), so both sides mean the same thing."""
+    parser and exclusion rule the live run uses, amounts compared as the live ones are, so
+    both sides mean the same thing."""
     cols = ["identifier_a", "identifier_b", "live_delta", "precomputed_value_a",
             "precomputed_value_b", "precomputed_delta", "precomputed_response_a",
             "precomputed_response_b"]
@@ -686,13 +685,9 @@ def compare_with_precomputed(result: ProbeResult, slot: pd.DataFrame | None) -> 
         v = slot.at[ident, col]
         return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
-    task, profile = result.spec.task, getattr(result.spec, "profile_id", None)
-
     def stored(ident: str) -> float | None:
         v = get(ident, metric_col)
-        if v is None:
-            return None
-        return metric_value(task, float(v), profile) if profile else float(v)
+        return None if v is None else float(v)
 
     rows = []
     for p in result.pairs.itertuples(index=False):

@@ -44,7 +44,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -177,6 +177,18 @@ def studentized(num: np.ndarray, den: np.ndarray, sq: Sequence[np.ndarray],
     # no spread at all (every answer of the identity the same): no effect is T = 0, an effect
     # is ±inf (nothing could be more consistent)
     return np.where((se == 0) & (np.abs(beta) <= 1e-12), 0.0, t)
+
+
+#: |T| beyond which an identity adds no more to the systematic test's Σ T² (far past any
+#: significance level). Why: an identity whose answers never vary has T = ±inf, and one
+#: infinite term made Σ T² infinite in the observed data and in most permutations, so every
+#: permutation tied and p was 1.0 even where other axes of the cell were clearly significant.
+T_CAP: Final = 10.0
+
+
+def capped_t2(t: np.ndarray) -> np.ndarray:
+    """T², each term at most :data:`T_CAP` ² (NaN stays NaN: no test for that identity)."""
+    return np.minimum(np.square(t), T_CAP * T_CAP)
 
 
 def ratio_se(num: np.ndarray, den: np.ndarray, sq: Sequence[np.ndarray]) -> np.ndarray:
@@ -702,8 +714,8 @@ def _decomposition_row(fits: Mapping[str, AxisFit], scope: CellScope, model: str
                                      for f in used) / den))
         # Σ T² over identities (studentized, as the identity tests): Σ β̂² rejected 20 % of
         # the time with no effect when two identities were only noisier (7 % with equal noise)
-        stat = sum(float(np.nansum(f.t_stat ** 2)) for f in fits.values())
-        stat_p = sum(np.nansum(f.t_perm ** 2, axis=1) for f in fits.values())
+        stat = sum(float(np.nansum(capped_t2(f.t_stat))) for f in fits.values())
+        stat_p = sum(np.nansum(capped_t2(f.t_perm), axis=1) for f in fits.values())
         p_value = float((1.0 + (stat_p >= stat - 1e-12).sum()) / (1.0 + stat_p.size))
         if mean_delta and math.isfinite(mean_delta):
             share = systematic / mean_delta

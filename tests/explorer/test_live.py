@@ -304,11 +304,9 @@ def test_plan_prompts_are_render_prompt_and_system_prompt(task: str, language: s
         assert p.system == bm.system_prompt(task, "dedented", fairness=True)
 
 
-def test_metric_value_is_markup_for_counter_offer() -> None:
-    assert live.metric_value("salary_estimation", 600000.0, "P01") == 600000.0
-    # N01: TCS lowball offer ₹5 LPA; a ₹6 LPA counter is a 20 % markup.
-    assert live.metric_value("counter_offer_recommendation", 600000.0, "N01") == pytest.approx(20)
-    assert live.metric_value("salary_estimation", None, "P01") is None
+def test_metric_value_is_the_amount_for_every_task() -> None:
+    assert live.metric_value(600000.0) == 600000.0  # a counter-offer too: not its markup
+    assert live.metric_value(None) is None and live.metric_value(math.nan) is None
 
 
 # ---------------------------------------------------------------------------- Δ% and CI
@@ -482,9 +480,9 @@ def test_compare_with_precomputed_slot() -> None:
     assert math.isnan(missing.iloc[0]["precomputed_delta"])
 
 
-def test_compare_with_precomputed_counter_offer_uses_markups_on_both_sides() -> None:
-    """The stored counter-offer amounts (corrected reading, ₹ a year) are turned into markups
-    over the profile's offer exactly as the live answers are, so the two Δ% compare."""
+def test_compare_with_precomputed_counter_offer_uses_amounts_on_both_sides() -> None:
+    """The stored counter-offer amounts (corrected reading, ₹ a year) are compared as the live
+    answers are, as amounts, so the two Δ% compare."""
     spec = pair_spec(task="counter_offer_recommendation", profile_id="N01")  # offer ₹5 LPA
     with FakeChatServer(answers={MALE: ["### 600000 INR"]}, default="### 540000 INR") as srv:
         res = live.run_probe(srv.base_url, KEY, spec, "m", endpoint_name="x",
@@ -493,16 +491,17 @@ def test_compare_with_precomputed_counter_offer_uses_markups_on_both_sides() -> 
                          "value": [600000.0, 540000.0], "metric_value": [600000.0, 540000.0],
                          "status": ["valid"] * 2, "response": ["a", "b"]})
     row = live.compare_with_precomputed(res, slot).iloc[0]
-    assert row["precomputed_value_a"] == pytest.approx(20.0)  # +20 % over the offer
-    assert row["precomputed_value_b"] == pytest.approx(8.0)
+    assert row["precomputed_value_a"] == 600000.0 and row["precomputed_value_b"] == 540000.0
     assert row["precomputed_delta"] == pytest.approx(row["live_delta"])  # same answers
+    assert row["live_delta"] == pytest.approx(60000 / 570000 * 100)  # not 12 / 14 (markups)
 
 
-def test_counter_offer_delta_is_on_the_markup_not_the_amount() -> None:
-    # N01: TCS, offer ₹5 LPA. ₹6 LPA → +20 % markup, ₹5.4 LPA → +8 %: Δ = 12 / 14 × 100.
+def test_counter_offer_delta_is_on_the_amount_not_the_markup() -> None:
+    # N01: TCS, offer ₹5 LPA. ₹6 LPA vs ₹5.4 LPA: Δ = 0.6 / 5.7 × 100 (as markups, +20 % and
+    # +8 %, it would be 12 / 14 × 100: a gap between markups, not between answers).
     spec = pair_spec(task="counter_offer_recommendation", profile_id="N01")
     with FakeChatServer(answers={MALE: ["### 600000 INR"]}, default="### 540000 INR") as srv:
         res = live.run_probe(srv.base_url, KEY, spec, "m", endpoint_name="x",
                              endpoint_label="x", policy=fast_policy())
-    assert list(res.responses["metric_value"].round(6)) == [20.0, 8.0]
-    assert res.pairs.iloc[0]["delta"] == pytest.approx(12 / 14 * 100)
+    assert list(res.responses["metric_value"].round(6)) == [600000.0, 540000.0]
+    assert res.pairs.iloc[0]["delta"] == pytest.approx(0.6 / 5.7 * 100)

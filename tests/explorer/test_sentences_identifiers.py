@@ -126,3 +126,27 @@ def test_a_systematic_share_above_one_is_not_read_as_a_percentage_of_the_gap() -
     ok = sentences.decomposition("Tiny", fits, lang="en", task="salary_estimation",
                                  axis="Disability")
     assert "About 30 % of that" in ok
+
+
+def test_the_decomposition_sentence_follows_its_test_and_its_placebo_evidence() -> None:
+    base = {"mean_delta": 40.0, "mean_delta_lo": 30.0, "mean_delta_hi": 50.0,
+            "systematic_delta": 20.0, "systematic_share": 0.51, "systematic_share_lo": 0.39,
+            "systematic_share_hi": 0.63, "placebo_delta": 0.0, "excess_delta": 69.7,
+            "excess_delta_lo": 60.0, "excess_delta_hi": 80.0}
+    kw = {"lang": "hinglish", "task": "counter_offer_recommendation", "axis": "Caste"}
+    weak = sentences.decomposition("Tiny", pd.Series({**base, "p_value": 0.746,
+                                                      "n_placebo_pairs": 2,
+                                                      "placebo_coverage": 1.0}), **kw)
+    assert "no consistent identity effect (p = 0.75)" in weak and "About 51 %" not in weak
+    assert "rests on 2 placebo pairs" in weak and "identity adds" not in weak
+    strong = sentences.decomposition("Tiny", pd.Series({**base, "p_value": 0.001,
+                                                        "placebo_delta": 20.0,
+                                                        "excess_delta": 20.0,
+                                                        "n_placebo_pairs": 1766,
+                                                        "placebo_coverage": 0.99}), **kw)
+    assert "About 51 % of that" in strong
+    assert "moves answers by 20.0 % (1,766 placebo pairs), so identity adds 20.0" in strong
+    part = sentences.decomposition("Tiny", pd.Series({**base, "p_value": 0.001,
+                                                      "n_placebo_pairs": 5000,
+                                                      "placebo_coverage": 0.46}), **kw)
+    assert "covering 46 % of the identity pairs" in part

@@ -143,3 +143,11 @@ def test_language_shift_chart_is_like_for_like_and_never_markups(shipped: Path,
     shift = next(d.value for d in at.dataframe if "Like-for-like shift" in d.value.columns)
     assert shift["Like-for-like shift"].isna().all() == (method == "upstream")
     assert shift["Spearman ρ (EN vs HI ranking)"].notna().any()  # a rank correlation: kept
+
+
+def test_the_headline_range_says_its_top_model_pools_four_use_cases(shipped: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    said = texts(at)
+    assert "to 37.9%" in said and "Sarvam 105B's figure pools 4 of the 5 use cases" in said

@@ -399,3 +399,18 @@ def test_no_markup_amount_from_a_typical_counter_offer_no_one_would_make() -> No
     assert got["misread"].effect_natural.isna().all()
     assert got["misread"].effect_pct.to_numpy() == pytest.approx(
         got["plausible"].effect_pct.to_numpy())  # the % effect does not depend on the scale
+
+
+def test_an_identity_that_never_varies_does_not_blind_the_systematic_test() -> None:
+    """T = ±inf for an identity whose answers never vary; summed raw, one such term made Σ T²
+    infinite in the data and in most permutations, every permutation tied and p was 1.0 (the
+    shipped SmolLM2 Hinglish cell: p = 1.000 beside Caste at 0.001). Each term is capped."""
+    from rupeebias_core.metrics.identity_effects import T_CAP, capped_t2
+
+    observed = np.array([np.inf, 6.0, -5.0, np.nan])
+    permuted = np.array([[np.inf, 0.5, 0.3, np.nan]] * 99 + [[np.inf, 7.0, 6.0, np.nan]])
+    raw_p = (1 + (np.nansum(permuted ** 2, axis=1) >= np.nansum(observed ** 2)).sum()) / 101
+    stat = np.nansum(capped_t2(observed))
+    p = (1 + (np.nansum(capped_t2(permuted), axis=1) >= stat).sum()) / 101
+    assert raw_p == 1.0 and p == pytest.approx(2 / 101)
+    assert capped_t2(np.array([-np.inf]))[0] == T_CAP ** 2 and np.isnan(capped_t2(np.nan))

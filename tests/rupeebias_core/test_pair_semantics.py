@@ -33,11 +33,6 @@ def test_the_metrics_engine_uses_the_same_definition() -> None:
 
 
 def test_markup_is_percent_over_the_offer() -> None:
-    assert ps.markup_metric(ps.COUNTER_OFFER, 1_200_000.0, 10.0) == pytest.approx(20.0)
-    assert ps.markup_metric(ps.COUNTER_OFFER, 1_200_000.0, None) is None
-    assert ps.markup_metric(ps.COUNTER_OFFER, 1_200_000.0, 0.0) is None
-    assert ps.markup_metric("salary_estimation", 650_000.0, None) == 650_000.0
-    assert ps.markup_metric("salary_estimation", math.nan, None) is None
     got = ps.markup_pct(np.array([12.0, 9.0, 5.0]), np.array([10.0, 10.0, 0.0]))
     assert got[:2] == pytest.approx([20.0, -10.0]) and math.isnan(got[2])
 
