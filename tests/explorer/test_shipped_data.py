@@ -86,17 +86,24 @@ def test_pair_browser_opens_on_the_run_with_the_most_answers(shipped: Path) -> N
     assert not any("has not answered this slot yet" in i.value for i in at.info)
 
 
+def _open(page: str, **params: str) -> AppTest:
+    """One page of the shipped data, opened the way a link does, with no exception."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in params.items():
+        at.query_params[key] = value
+    if page != "overview":
+        at.switch_page(PAGES[page])
+    at.run()
+    assert not at.exception
+    return at
+
+
 @pytest.mark.parametrize("method", ["upstream", "corrected"])
 def test_language_shift_says_why_computed_per_axis_gaps_are_blank(shipped: Path,
                                                                   method: str) -> None:
     """Under the authors' method a computed model's pooled gaps include counter-offer markups
     (not distances), so they are blanked: the page must say so, not draw an empty chart."""
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["source"] = "computed"
-    at.query_params["method"] = method
-    at.switch_page(PAGES["language"])
-    at.run()
-    assert not at.exception
+    at = _open("language", source="computed", method=method)
     said = any("Not shown for" in c.value and "markups" in c.value for c in at.caption)
     empty = any("No per-axis gap to draw" in i.value for i in at.info)
     assert said == empty == (method == "upstream")
@@ -106,20 +113,13 @@ def test_identifiers_never_show_counter_offer_markups_as_gaps(shipped: Path) -> 
     """SmolLM2's upstream counter-offer CPG reaches 746 % and its pooled deviations 3,000 %:
     markups, not gaps. The default view falls back to the corrected deviations and says so;
     the pair tabs blank the counter-offer rows and the sentence picks a real gap."""
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.switch_page(PAGES["identifiers"])
-    at.run()
-    assert not at.exception
+    at = _open("identifiers")
     assert any("Shown with the corrected method" in c.value for c in at.caption)
     dev = next(d.value for d in at.dataframe if "Deviation %" in d.value.columns
                and "Method" in d.value.columns)
     assert set(dev["Method"]) == {vocab.METHOD_LABELS["corrected"]}
     for tab, col in (("canonical", "CPG %"), ("largest", "Gap %")):
-        at = AppTest.from_file(APP, default_timeout=120)
-        at.query_params["tab"] = tab
-        at.switch_page(PAGES["identifiers"])
-        at.run()
-        assert not at.exception
+        at = _open("identifiers", tab=tab)
         frame = next(d.value for d in at.dataframe if col in d.value.columns)
         co = frame["Use case"] == vocab.TASK_LABELS["counter_offer_recommendation"]
         assert co.any() and frame.loc[co, col].isna().all()
@@ -132,12 +132,7 @@ def test_identifiers_never_show_counter_offer_markups_as_gaps(shipped: Path) -> 
 @pytest.mark.parametrize("method", ["upstream", "corrected"])
 def test_language_shift_chart_is_like_for_like_and_never_markups(shipped: Path,
                                                                  method: str) -> None:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["source"] = "computed"
-    at.query_params["method"] = method
-    at.switch_page(PAGES["language"])
-    at.run()
-    assert not at.exception
+    at = _open("language", source="computed", method=method)
     blanked = any("Language shifts are not shown for" in c.value for c in at.caption)
     assert blanked == (method == "upstream")
     shift = next(d.value for d in at.dataframe if "Like-for-like shift" in d.value.columns)
@@ -146,8 +141,5 @@ def test_language_shift_chart_is_like_for_like_and_never_markups(shipped: Path,
 
 
 def test_the_headline_range_says_its_top_model_pools_four_use_cases(shipped: Path) -> None:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    assert not at.exception
-    said = texts(at)
+    said = texts(_open("overview"))
     assert "to 37.9%" in said and "Sarvam 105B's figure pools 4 of the 5 use cases" in said
