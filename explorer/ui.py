@@ -417,7 +417,10 @@ def source_line(frame: pd.DataFrame, labels: Mapping[str, str]) -> str:
     """"Source: RupeeBias paper, Table 2 (published)" and/or "Computed with RupeeBias Explorer
     from N answers of MODEL", from the ``source``/``source_kind`` and ``model`` (or ``Model
     ID``) columns of ``frame``. N is the model's standard-condition answers (parse health);
-    where that table is absent, the answer pairs the rows rest on."""
+    where that table is absent, the answer pairs the rows rest on. Rows whose gaps
+    ``tables.mask_markup`` blanked are not drawn, so they name no source."""
+    if "note" in frame.columns:
+        frame = frame[(frame["note"] != tables.MARKUP_NOTE).to_numpy(bool)]
     if frame.empty or "source_kind" not in frame.columns:
         return ""
     model_col = "model" if "model" in frame.columns else "Model ID"
@@ -425,9 +428,9 @@ def source_line(frame: pd.DataFrame, labels: Mapping[str, str]) -> str:
     parts = []
     pub = frame[frame["source_kind"] == "published"]
     if len(pub):
-        tables = sorted({str(s).split(":", 1)[-1].strip().split(" (")[0]
-                         for s in pub.get(source_col, pd.Series(dtype=str)).dropna()})
-        parts.append("Source: RupeeBias paper, " + ", ".join(tables or ["tables"])
+        named = sorted({str(s).split(":", 1)[-1].strip().split(" (")[0]
+                        for s in pub.get(source_col, pd.Series(dtype=str)).dropna()})
+        parts.append("Source: RupeeBias paper, " + ", ".join(named or ["tables"])
                      + " (published)")
     comp = frame[frame["source_kind"] == "computed"]
     if len(comp) and model_col in comp.columns:

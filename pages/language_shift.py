@@ -55,13 +55,7 @@ def _body() -> None:
         cells = cells.assign(_o=[data.model_order_key(m) for m in cells["model"]]).sort_values(
             ["_o", "source_kind"]).drop(columns="_o")
         side = tables.side_by_side(cells, labels)
-        blanked = sorted({labels.get(m, m) for m, n in zip(
-            cells["model"], cells["note"] if "note" in cells else [None] * len(cells),
-            strict=True) if n == tables.MARKUP_NOTE})
-        if blanked:
-            st.caption(f"Not shown for {', '.join(blanked)}: under the authors' method these "
-                       "pooled gaps include counter-offer markups, which are not distances "
-                       "between answers. Choose the corrected method (sidebar) to see them.")
+        blanked = ui.markup_note(cells, labels, "Pooled per-axis gaps")
         if side.empty:
             ui.no_rows("per-axis cells")
         elif not side[["English Mean Δ%", "Hinglish Mean Δ%"]].notna().any(axis=None):
@@ -90,6 +84,8 @@ def _body() -> None:
             dumb["CI low"], dumb["CI high"] = lo["CI low"].to_numpy(), hi["CI high"].to_numpy()
             dumb["Row"] = [f"{m} · {k}" for m, k in zip(dumb["Model"], dumb["Source type"],
                                                         strict=True)]
+            # a model with no gap here (blanked above) gets no empty row in the chart
+            dumb = dumb[dumb.groupby("Row")["Mean Δ%"].transform("count").to_numpy() > 0]
             ui.clip_caption(dumb, "Mean Δ%", "CI low", "CI high")
             spec = charts.spec(
                 charts.ci_dots, dumb, x="Mean Δ%", lo="CI low", hi="CI high", y="Row",

@@ -250,8 +250,8 @@ COLUMNS: Mapping[str, ColumnInfo] = MappingProxyType({
     "n_refusal": _i("n refusals", "Answers that refused."),
     "n_unusable": _i("n unusable", "Answers without a number the method can use (refusals "
                      "included)."),
-    "refusal_rate": _i("Refusal rate %", "Share of the answers that refused.", SHARE),
-    "unusable_rate": _i("Unusable rate %", "Share of the answers without a usable number "
+    "refusal_rate": _i("Refusal rate", "Share of the answers that refused.", SHARE),
+    "unusable_rate": _i("Unusable rate", "Share of the answers without a usable number "
                         "(refusals included).", SHARE),
     "p_refusal": _i("p (refusal)", "Within-profile permutation test that the refusal rate "
                     "depends on identity."),

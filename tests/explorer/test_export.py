@@ -112,3 +112,16 @@ def test_source_line_names_the_table_or_the_answers() -> None:
         # with a parse-health table in the data directory: the model's answers
         *(f"Computed with RupeeBias Explorer from {n:,} answers of Tiny 1M"
           for n in ui.answer_counts(("tiny",)).values()))
+
+
+def test_source_line_names_no_model_whose_gaps_were_blanked() -> None:
+    """A chart that draws no number of a model (its markup gaps blanked) must not say it was
+    computed from that model's answers."""
+    from explorer import tables
+
+    both = pd.DataFrame({"model": ["gpt-5.4", "tiny"], "source_kind": ["published", "computed"],
+                         "source": ["published: Table 3", "computed"], "n_pairs": [None, 99],
+                         "note": [None, tables.MARKUP_NOTE]})
+    assert ui.source_line(both, {"tiny": "Tiny 1M"}) == \
+        "Source: RupeeBias paper, Table 3 (published)"
+    assert "Tiny 1M" in ui.source_line(both.assign(note=None), {"tiny": "Tiny 1M"})

@@ -104,7 +104,8 @@ def test_language_shift_says_why_computed_per_axis_gaps_are_blank(shipped: Path,
     """Under the authors' method a computed model's pooled gaps include counter-offer markups
     (not distances), so they are blanked: the page must say so, not draw an empty chart."""
     at = _open("language", source="computed", method=method)
-    said = any("Not shown for" in c.value and "markups" in c.value for c in at.caption)
+    said = any("Pooled per-axis gaps are not shown for" in c.value and "markups" in c.value
+               for c in at.caption)
     empty = any("No per-axis gap to draw" in i.value for i in at.info)
     assert said == empty == (method == "upstream")
 
@@ -143,3 +144,19 @@ def test_language_shift_chart_is_like_for_like_and_never_markups(shipped: Path,
 def test_the_headline_range_says_its_top_model_pools_four_use_cases(shipped: Path) -> None:
     said = texts(_open("overview"))
     assert "to 37.9%" in said and "Sarvam 105B's figure pools 4 of the 5 use cases" in said
+
+
+def test_language_shift_chart_draws_no_empty_rows_and_sources_only_what_it_draws(
+        shipped: Path) -> None:
+    """Upstream pooled gaps of computed models are blanked: the per-axis chart leaves their
+    rows out and its source line names only the paper (it once listed SmolLM2's answers
+    beside empty rows)."""
+    import json
+
+    at = _open("language")
+    spec = json.loads(next(c.proto.spec for c in at.get("vega_lite_chart")))
+    computed = vocab.SOURCE_LABELS["computed"]
+    assert computed not in json.dumps(spec, ensure_ascii=False)  # no computed row (y order)
+    assert "Published" in json.dumps(spec, ensure_ascii=False)
+    subtitle = " ".join(spec["title"]["subtitle"])
+    assert "Source: RupeeBias paper" in subtitle and "Computed with" not in subtitle

@@ -75,6 +75,17 @@ def test_every_column_has_display_metadata() -> None:
         assert info.label and info.description
 
 
+
+def test_a_label_names_the_unit_its_column_is_stored_in() -> None:
+    """A 0–1 share labelled "… %" reads 0.59 as 0.59 % (missingness' refusal rate did)."""
+    for spec in registry.files():
+        for col in spec.columns:
+            if col.info.unit == "share (0–1)":
+                assert "%" not in col.info.label, (spec.path, col.name, col.info.label)
+    assert registry.column_info("missingness", "refusal_rate").unit == "share (0–1)"
+    assert registry.column_info("parse_health", "refusal_rate").label == "Refusal rate %"
+    assert registry.column_info("parse_health", "refusal_rate").unit == "%"
+
 def test_interval_bounds_and_the_headline_columns_say_what_they_are() -> None:
     delta = registry.table("delta")
     assert delta.info("mean_delta").label == "Mean Δ%"
