@@ -45,7 +45,9 @@ def test_second_concurrent_collect_refuses_and_nothing_is_sent_twice(
     """The audit: two runs started at once sent all prompts twice, and both exited 0."""
     n_prompts = len(pd.read_parquet(small_prompts))
     db = tmp_path / "responses" / f"{SLUG}.store" / "responses.sqlite"
-    with FakeOpenAIServer(latency_s=0.1) as srv:
+    # 0.3 s a request: the first run sends for ~12 s, so the second (a fresh interpreter,
+    # several seconds to start on a loaded 2-core machine) meets it still running.
+    with FakeOpenAIServer(latency_s=0.3) as srv:
         argv = collect_args(srv.base_url, tmp_path, small_prompts, "--concurrency", "2")
         first = _popen(argv)
         deadline = time.monotonic() + 60
