@@ -38,6 +38,47 @@ def most_answered(candidates: Sequence[str]) -> str:
     return max(candidates, key=answers) if candidates else ""
 
 
+class Readable(NamedTuple):
+    """A computed model and use case a single-model page can open on (see :func:`most_readable`)."""
+
+    model: str
+    task: str | None  # None: no parse-health table to choose by
+    n_read: int  # answers the corrected parser read there
+    n_answers: int
+
+
+def most_readable(candidates: Sequence[str]) -> Readable:
+    """Of models with raw answers, the (model, use case) with the most answers the corrected
+    parser could read (parse health, both languages, standard prompts); ties keep the order of
+    ``candidates`` and of the use cases.
+
+    Why not the most answered model on a fixed use case: every bundled model's salary estimates
+    are almost all unreadable (₹10-15k for a year's salary, or numbers echoed from the prompt),
+    so a page opening there shows effects built from a handful of answers or from the authors'
+    extractor reading CGPAs as salaries. Without a parse-health table: the most answered
+    model, and no use case."""
+    if not candidates:
+        return Readable("", None, 0, 0)
+    try:
+        health = data.rows("parse_health", model=tuple(candidates), method="corrected",
+                           language=vocab.ALL, source_kind="computed")
+    except data.DataUnavailable:
+        health = pd.DataFrame()
+    need = {"model", "task", "n_parsed", "n_rows"}
+    if health.empty or not need <= set(health.columns):
+        return Readable(most_answered(candidates), None, 0, 0)
+    health = health[health["task"].isin(vocab.TASKS) & health["n_parsed"].notna()]
+    if health.empty:
+        return Readable(most_answered(candidates), None, 0, 0)
+    rank = {m: n for n, m in enumerate(candidates)}
+    task_rank = {t: n for n, t in enumerate(vocab.TASKS)}
+    best = health.assign(_m=health["model"].map(rank), _t=health["task"].map(task_rank),
+                         _n=-health["n_parsed"].astype(float)
+                         ).sort_values(["_n", "_m", "_t"], kind="mergesort").iloc[0]
+    return Readable(str(best["model"]), str(best["task"]), int(best["n_parsed"]),
+                    int(best["n_rows"]))
+
+
 def source_param() -> Param:
     return Param("source", vocab.SOURCE_KINDS, vocab.SOURCE_KINDS, multi=True)
 

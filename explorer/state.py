@@ -28,12 +28,18 @@ MAX_VALUES = 64
 
 @dataclass(frozen=True)
 class Param:
-    """One URL-bound widget: its URL key, allowed values and default."""
+    """One URL-bound widget: its URL key, allowed values and default.
+
+    ``explicit``: the value is written to the URL even when it is the default. For defaults
+    chosen from the data (the model a page opens on): a link that left them implicit would
+    show another view once the data changed, and a link must reproduce the view it was
+    copied from."""
 
     key: str
     options: tuple[str, ...]
     default: str | tuple[str, ...]
     multi: bool = False
+    explicit: bool = False
 
     def __post_init__(self) -> None:
         if self.multi:
@@ -73,13 +79,15 @@ def parse(param: Param, raw_values: Sequence[object]) -> str | tuple[str, ...]:
 
 
 def encode(param: Param, value: str | Sequence[str]) -> list[str] | str | None:
-    """The URL form of a value (None when it equals the default and can stay implicit)."""
+    """The URL form of a value (None when it equals the default and can stay implicit, which
+    an ``explicit`` param never does)."""
     if param.multi:
         chosen = tuple(value)
-        if set(chosen) == set(param.default) and len(chosen) == len(param.default):
+        if (not param.explicit and set(chosen) == set(param.default)
+                and len(chosen) == len(param.default)):
             return None
         return list(chosen) if chosen else ""
-    return None if value == param.default else str(value)
+    return None if value == param.default and not param.explicit else str(value)
 
 
 class PageState:

@@ -70,7 +70,9 @@ raw_models = tuple(models.loc[models["has_raw"], "model"])
 st.info(RAW_NOTE, icon=":material/info:")
 
 base = [
-    Param("model", raw_models or ("",), filters.most_answered(raw_models)),
+    # the default comes from the data, so it always goes in the URL (explicit)
+    Param("model", raw_models or ("",), filters.most_answered(raw_models),
+          explicit=bool(raw_models)),
     Param("task", vocab.TASKS, vocab.TASKS[0]),
     Param("lang", vocab.LANGUAGES, "en"),
     Param("axis", vocab.AXES, "Caste"),

@@ -50,13 +50,15 @@ if not computed:
                 "rebuilt (`python -m precompute metrics --data data`) this page fills in.",
                 icon=":material/hourglass_empty:")
     st.stop()
-default_model = filters.most_answered(computed)
+opening = filters.most_readable(computed)
 labels = dict(zip(models["model"], models["label"], strict=True))
+# model and use case default to the data's most readable cell, so they always go in the URL
 ps = PageState(PAGE, [
-    Param("model", tuple(computed), default_model),
+    Param("model", tuple(computed), opening.model, explicit=True),
     Param("method", vocab.METHODS, "upstream"),
     Param("lang", filters.LANG_OPTIONS, "en"),
-    Param("task", filters.TASK_OPTIONS, "salary_estimation"),
+    Param("task", filters.TASK_OPTIONS, opening.task or "salary_estimation",
+          explicit=True),
     Param("axis", vocab.AXES, "Caste"),
 ])
 ps.seed()
@@ -76,6 +78,13 @@ model, method = str(ps.value("model")), str(ps.value("method"))
 lang, task, axis = str(ps.value("lang")), str(ps.value("task")), str(ps.value("axis"))
 label = labels.get(model, model)
 ui.model_notes(models, [model])
+if opening.task is not None and (model, task) == (opening.model, opening.task):
+    ui.explain(f"This page opens on {labels.get(opening.model, opening.model)} · "
+               f"{vocab.TASK_LABELS[opening.task]}: of the models computed here, the model and "
+               "use case with the most answers the corrected parser could read "
+               f"({opening.n_read:,} of {opening.n_answers:,}). Other use cases can rest on "
+               "far fewer readable answers; the *Unusable rate* column and the note below the "
+               "table say so.")
 no_markups = method == "upstream" and task == vocab.ALL
 task_label = (f"{vocab.TASK_LABELS[task]} except counter-offer" if no_markups
               else vocab.TASK_LABELS[task])

@@ -141,14 +141,50 @@ def test_overview_has_one_plain_sentence_per_lane(open_page, has_published: bool
     assert not [t for t in texts(at).split("\n") if "+nan" in t or "None" == t.strip()]
 
 
-def test_who_gets_less_page(open_page, synthetic_dir: Path) -> None:
+def test_who_gets_less_writes_its_data_chosen_defaults_into_the_url(open_page) -> None:
+    """Model and use case default to what the data holds, so a link always names them: it
+    keeps its view when new data changes the default (the synthetic data has no corrected
+    parse health, so the page falls back to the most answered model and salary estimation,
+    and says nothing about a readable opening)."""
     at = open_page("who")
+    assert not at.exception, at.exception
+    assert set(at.query_params) == {"model", "task"}
+    assert at.query_params["task"] == "salary_estimation"
+    assert "the most answers the corrected parser could read" not in texts(at)
+
+
+def test_most_readable_picks_the_cell_with_most_readable_answers(monkeypatch) -> None:
+    from explorer import data, filters
+
+    health = pd.DataFrame({
+        "model": ["a", "a", "b", "b", "b"],
+        "task": ["salary_estimation", "salary_increment_estimation", "salary_estimation",
+                 "service_pricing_vendor", vocab.ALL],
+        "n_rows": [5000, 7000, 9000, 1500, 99999], "n_parsed": [80, 7000, 150, 7000, 99999]})
+    monkeypatch.setattr(data, "rows", lambda table, **kw: health)
+    monkeypatch.setattr(filters, "most_answered", lambda c: "z")
+    # the pooled "all" row never counts; a tie goes to the first candidate, then task order
+    assert filters.most_readable(["a", "b"]) == ("a", "salary_increment_estimation", 7000, 7000)
+    assert filters.most_readable(["b", "a"]) == ("b", "service_pricing_vendor", 7000, 1500)
+
+    def broken(table: str, **kw: object) -> pd.DataFrame:
+        raise data.DataUnavailable("parse_health", "unreadable")
+
+    monkeypatch.setattr(data, "rows", broken)
+    assert filters.most_readable(["a", "b"]) == ("z", None, 0, 0)
+    assert filters.most_readable([]) == ("", None, 0, 0)
+
+
+def test_who_gets_less_page(open_page, synthetic_dir: Path) -> None:
+    eff_all = pd.read_parquet(synthetic_dir / "metrics" / "identity_effects.parquet")
+    model = str(eff_all["model"].iloc[0])
+    at = open_page("who", {"model": model, "task": "salary_estimation"})
     assert not at.exception, at.exception
     page = texts(at)
     assert "tables report only unsigned gaps" in page and "not transcribed here" in page
     table = frame_of(at, 0)
     eff = pd.read_parquet(synthetic_dir / "metrics" / "identity_effects.parquet")
-    want = eff[(eff["method"] == "upstream") & (eff["language"] == "en")
+    want = eff[(eff["model"] == model) & (eff["method"] == "upstream") & (eff["language"] == "en")
                & (eff["task"] == "salary_estimation") & (eff["axis"] == "Caste")]
     assert list(table["Identifier"]) == list(vocab.identifiers_of("Caste"))
     got = table.set_index("Identifier")["Effect %"]
@@ -159,7 +195,7 @@ def test_who_gets_less_page(open_page, synthetic_dir: Path) -> None:
     low = want.loc[want["effect_pct"].idxmin(), "identifier_value"]
     assert f"{low} gets the least" in page  # the plain sentence names who gets less
     assert "consistent identity effect" in page and "identity-free statements" in page
-    assert dict(at.query_params) == {}
+    assert dict(at.query_params) == {"model": model, "task": "salary_estimation"}
 
 
 def test_who_gets_less_without_the_tables(published_only_dir: Path, use_dir) -> None:

@@ -98,6 +98,24 @@ def _open(page: str, **params: str) -> AppTest:
     return at
 
 
+def test_who_gets_less_opens_where_the_answers_can_be_read(shipped: Path) -> None:
+    """The shipped models' salary estimates are almost all unreadable (the corrected parser
+    reads under 2 % of them), so the page opens on the computed model and use case with the
+    most readable answers instead, says why, and puts both in the URL."""
+    health = pd.read_parquet(SHIPPED / "metrics" / "parse_health.parquet")
+    cells = health[(health["method"] == "corrected") & (health["language"] == "all")
+                   & health["task"].isin(vocab.TASKS)]
+    salary = cells[cells["task"] == "salary_estimation"]
+    assert (salary["n_parsed"] < 0.05 * salary["n_rows"]).all()  # why the default moved
+    best = cells.loc[cells["n_parsed"].idxmax()]
+    at = _open("who")
+    assert (at.query_params["model"], at.query_params["task"]) == (best["model"], best["task"])
+    assert best["task"] != "salary_estimation"
+    page = texts(at)
+    assert f"({int(best['n_parsed']):,} of {int(best['n_rows']):,})" in page
+    assert "Thin data" not in page  # the opening cell's answers are readable
+
+
 @pytest.mark.parametrize("method", ["upstream", "corrected"])
 def test_language_shift_says_why_computed_per_axis_gaps_are_blank(shipped: Path,
                                                                   method: str) -> None:

@@ -44,6 +44,15 @@ def test_encode_round_trips_and_drops_defaults() -> None:
         assert parse(MODELS, raw) == value
 
 
+def test_an_explicit_param_keeps_its_default_in_the_url() -> None:
+    """A default chosen from the data is written out, so the link survives new data."""
+    model = Param("model", ("a", "b"), "a", explicit=True)
+    assert encode(model, "a") == "a" and encode(model, "b") == "b"
+    models = Param("models", ("a", "b"), ("a", "b"), multi=True, explicit=True)
+    assert encode(models, ("a", "b")) == ["a", "b"]
+    assert parse(Param("model", ("a", "b"), "b"), [encode(model, "a")]) == "a"
+
+
 def test_clean_rejects_control_characters_and_long_values() -> None:
     assert clean("ok") == "ok"
     assert clean("a\nb") is None and clean("\x7f") is None and clean("x" * 121) is None
