@@ -320,6 +320,14 @@ def slot_summary(gaps: pd.DataFrame, key: str) -> dict[str, float]:
 MARKUP_FLAGS = ("upstream_markup_gaps", "includes_upstream_markup_gaps")
 MARKUP_NOTE = ("not a gap: under the authors' method counter-offer answers are compared as "
                "markups, whose relative 'gap' can be negative — choose the corrected method")
+#: Said above the Overview's computed lane when, under the authors' method, its cell holds
+#: only markup "gaps" and the lane shows the corrected ones instead.
+CORRECTED_LANE_NOTE = (
+    "**Shown with the corrected method.** Under the authors' method this cell pools the "
+    "computed models' counter-offer answers compared as markups, which are not distances "
+    "between answers (a markup 'gap' can be negative), so the gaps in this lane are the "
+    "corrected method's: counter-offer amounts compared, profiles resampled for the interval. "
+    "The paper's lane keeps the authors' method; the two lanes are not comparable.")
 #: The values a flagged row must not show: every gap, deviation or shift built on markups.
 _GAP_VALUES = ("mean_delta", "mean_delta_lo", "mean_delta_hi", "violation_10",
                "violation_10_lo", "violation_10_hi", "mean_delta_unweighted", "cpg", "cpg_lo",

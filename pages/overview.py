@@ -144,7 +144,7 @@ def _body() -> None:
         return values[0], f" ({want} is not available for this cell)"
 
 
-    def _lane(kind: str, cells: pd.DataFrame, hidden: int) -> None:
+    def _lane(kind: str, cells: pd.DataFrame, hidden: int, method: str, note: str = "") -> None:
         universe = tables.model_frame(models, sel_models, (kind,))
         sub = cells[cells["source_kind"] == kind] if len(cells) else cells
         board = tables.leaderboard(sub, universe, task, axis, lang)
@@ -154,6 +154,8 @@ def _body() -> None:
         values = [c for c in board.columns if c.endswith("Mean Δ%")]
         n_empty = int(board[values[0]].isna().sum()) if values else len(board)
         ui.lane(kind)
+        if note:
+            ui.explain(note)
         if board.empty:
             ui.no_rows("models")
             return
@@ -191,7 +193,7 @@ def _body() -> None:
                     text += " " + sentences.spread(ranked[vcol], ranked["Model"])
                 else:
                     text += " " + _decomposition_sentence(str(top["Model ID"]), str(top["Model"]),
-                                                          lang_code)
+                                                          lang_code, method)
                 ui.sentence(text)
         ui.explain(
             f"**{scope}.** {len(board)} row(s)"
@@ -207,10 +209,10 @@ def _body() -> None:
             ui.paper_ci_caveat()
         ui.table(board, f"rupeebias leaderboard {kind} {method} {task} {axis} {lang}",
                  f"{PAGE}-board-{kind}")
-        _chart(kind, sub, board)
+        _chart(kind, sub, board, method)
 
 
-    def _decomposition_sentence(model: str, label: str, lang_code: str) -> str:
+    def _decomposition_sentence(model: str, label: str, lang_code: str, method: str) -> str:
         try:
             dec = data.rows("gap_decomposition", model=model, method=method, language=lang_code,
                             task=task, axis=axis)
@@ -221,7 +223,7 @@ def _body() -> None:
                                        lead=False).strip()
 
 
-    def _chart(kind: str, sub: pd.DataFrame, board: pd.DataFrame) -> None:
+    def _chart(kind: str, sub: pd.DataFrame, board: pd.DataFrame, method: str) -> None:
         long = []
         for rec in sub.itertuples(index=False):
             if lang != "all" and rec.language != lang:
@@ -269,11 +271,31 @@ def _body() -> None:
         cells, hidden = tables.prefer_published(cells, ["model", "language", "task", "axis"])
         source_table = ("leaderboard" if task == "all" and axis == "all"
                         and data.present("leaderboard") else "delta")
-        cells = tables.mask_markup(cells, derive=not data.computed_file_has(source_table, "flag"))
+        derive = not data.computed_file_has(source_table, "flag")
+        lane_method = dict.fromkeys(vocab.SOURCE_KINDS, method)
+        computed = cells[cells["source_kind"] == "computed"] if len(cells) else cells
+        if (method == "upstream" and "computed" in kinds and len(computed)
+                and tables.markup_flags(computed, derive).any()
+                and "corrected" in filters.methods_available()):
+            # Under the authors' method this cell of the computed models pools counter-offer
+            # markups (not distances): show their corrected gaps, and say so, rather than an
+            # empty lane (as the Identifiers page does). The paper's lane keeps its method.
+            lane_method["computed"] = "corrected"
+            corrected = (data.rows(source_table, task=task, axis=axis, model=sel_models,
+                                   source_kind="computed", method="corrected")
+                         if source_table == "delta" else
+                         data.rows("leaderboard", model=sel_models, source_kind="computed",
+                                   method="corrected"))
+            corrected = corrected[(corrected.get("task", "all") == task)
+                                  & (corrected.get("axis", "all") == axis)]
+            cells = pd.concat([cells[cells["source_kind"] != "computed"], corrected],
+                              ignore_index=True)
+        cells = tables.mask_markup(cells, derive=derive)
         if not kinds:
             ui.no_rows("models (no source chosen)")
         for kind in [k for k in vocab.SOURCE_KINDS if k in kinds]:
-            _lane(kind, cells, hidden)
+            _lane(kind, cells, hidden, lane_method[kind], tables.CORRECTED_LANE_NOTE
+                  if lane_method[kind] != method else "")
 
     st.divider()
     ui.permalink(ps.link())

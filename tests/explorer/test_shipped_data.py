@@ -98,6 +98,29 @@ def _open(page: str, **params: str) -> AppTest:
     return at
 
 
+def test_overview_computed_lane_falls_back_to_the_corrected_gaps(shipped: Path) -> None:
+    """Under the authors' method the computed models' pooled cell holds counter-offer markups
+    (not a gap), which left the computed lane of the default Overview empty. It now shows the
+    corrected gaps and says so; the paper's lane keeps the authors' method."""
+    from explorer.tables import CORRECTED_LANE_NOTE
+
+    at = _open("overview")
+    boards = [d.value for d in at.dataframe]
+    assert len(boards) == 2  # the paper's lane, then the computed one
+    paper, computed = boards
+    board = pd.read_parquet(SHIPPED / "metrics" / "leaderboard.parquet")
+    want = board[(board["method"] == "corrected") & (board["language"] == "all")]
+    got = computed.set_index("Model ID")["Overall Mean Δ%"]
+    assert got.notna().all() and len(got) == len(want)
+    assert got.to_dict() == pytest.approx(want.set_index("model")["mean_delta"].to_dict())
+    assert "not a gap" not in " ".join(computed["Coverage"].astype(str))
+    page = texts(at)
+    assert CORRECTED_LANE_NOTE in page
+    assert paper["Overall Mean Δ%"].notna().all()  # the published lane is unchanged
+    # with the corrected method chosen there is nothing to fall back from
+    assert CORRECTED_LANE_NOTE not in texts(_open("overview", method="corrected"))
+
+
 def test_who_gets_less_opens_where_the_answers_can_be_read(shipped: Path) -> None:
     """The shipped models' salary estimates are almost all unreadable (the corrected parser
     reads under 2 % of them), so the page opens on the computed model and use case with the
