@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer import charts, data, filters, sentences, tables, ui, vocab
+from explorer.leaderboard import GROUP, Lane, lanes
 from explorer.state import PageState, Param
 
 PAGE = "overview"
@@ -126,7 +127,6 @@ def _body() -> None:
                      format_func={"asc": "Lowest first", "desc": "Highest first"}.get)
     sel_models, kinds, method, labels = filters.settle(ps, models)
     lang, task, axis = str(ps.value("lang")), str(ps.value("task")), str(ps.value("axis"))
-    group = {"all": "Overall", "en": "English", "hinglish": "Hinglish"}
     scope = (f"{vocab.TASK_LABELS[task]} · {vocab.AXIS_LABELS[axis]} · "
              f"{ {'all': 'English + Hinglish', **vocab.LANGUAGE_LABELS}[lang] }")
 
@@ -144,11 +144,8 @@ def _body() -> None:
         return values[0], f" ({want} is not available for this cell)"
 
 
-    def _lane(kind: str, cells: pd.DataFrame, hidden: int, method: str, note: str = "") -> None:
-        universe = tables.model_frame(models, sel_models, (kind,))
-        sub = cells[cells["source_kind"] == kind] if len(cells) else cells
-        board = tables.leaderboard(sub, universe, task, axis, lang)
-        board, dropped = tables.drop_empty(board)
+    def _lane(kind: str, view: Lane, hidden: int, note: str = "") -> None:
+        method, board, dropped, sub = view.method, view.board, view.dropped, view.sub
         col, why = _sort_column(board)
         board = tables.sort_frame(board, col, ps.value("order") == "desc")
         values = [c for c in board.columns if c.endswith("Mean Δ%")]
@@ -185,7 +182,7 @@ def _body() -> None:
             if len(ranked):
                 top = ranked.loc[ranked[vcol].idxmax()]
                 group_name = vcol.removesuffix(" Mean Δ%")
-                lang_code = {v: k for k, v in group.items()}.get(group_name, lang)
+                lang_code = {v: k for k, v in GROUP.items()}.get(group_name, lang)
                 text = sentences.gap(str(top["Model"]), top[vcol], top.get(f"{group_name} CI low"),
                                      top.get(f"{group_name} CI high"), lang=lang_code, task=task,
                                      axis=axis, published=kind == "published", method=method)
@@ -209,7 +206,7 @@ def _body() -> None:
             ui.paper_ci_caveat()
         ui.table(board, f"rupeebias leaderboard {kind} {method} {task} {axis} {lang}",
                  f"{PAGE}-board-{kind}")
-        _chart(kind, sub, board, method)
+        _chart(kind, view.chart, sub, board, method)
 
 
     def _decomposition_sentence(model: str, label: str, lang_code: str, method: str) -> str:
@@ -223,20 +220,8 @@ def _body() -> None:
                                        lead=False).strip()
 
 
-    def _chart(kind: str, sub: pd.DataFrame, board: pd.DataFrame, method: str) -> None:
-        long = []
-        for rec in sub.itertuples(index=False):
-            if lang != "all" and rec.language != lang:
-                continue
-            if pd.isna(rec.mean_delta):
-                continue
-            long.append({"Model": labels.get(rec.model, rec.model),
-                         "Language": group.get(rec.language, rec.language),
-                         "Mean Δ%": rec.mean_delta, "CI low": rec.mean_delta_lo,
-                         "CI high": rec.mean_delta_hi, "Source": rec.source,
-                         "Model ID": rec.model})
-        chart_df = pd.DataFrame(long, columns=["Model", "Language", "Mean Δ%", "CI low", "CI high",
-                                               "Source", "Model ID"])
+    def _chart(kind: str, chart_df: pd.DataFrame, sub: pd.DataFrame, board: pd.DataFrame,
+               method: str) -> None:
         if chart_df.empty:
             return
         order = list(dict.fromkeys(board["Model"]))
@@ -262,40 +247,13 @@ def _body() -> None:
 
     # ---- leaderboard: one lane per source, never ranked together ---------------------------------
     with ui.guard("The leaderboard"):
-        if task == "all" and axis == "all" and data.present("leaderboard"):
-            cells = data.rows("leaderboard", model=sel_models, source_kind=kinds, method=method)
-            cells = cells[(cells.get("task", "all") == "all") & (cells.get("axis", "all") == "all")]
-        else:
-            cells = data.rows("delta", task=task, axis=axis, model=sel_models, source_kind=kinds,
-                              method=method)
-        cells, hidden = tables.prefer_published(cells, ["model", "language", "task", "axis"])
-        source_table = ("leaderboard" if task == "all" and axis == "all"
-                        and data.present("leaderboard") else "delta")
-        derive = not data.computed_file_has(source_table, "flag")
-        lane_method = dict.fromkeys(vocab.SOURCE_KINDS, method)
-        computed = cells[cells["source_kind"] == "computed"] if len(cells) else cells
-        if (method == "upstream" and "computed" in kinds and len(computed)
-                and tables.markup_flags(computed, derive).any()
-                and "corrected" in filters.methods_available()):
-            # Under the authors' method this cell of the computed models pools counter-offer
-            # markups (not distances): show their corrected gaps, and say so, rather than an
-            # empty lane (as the Identifiers page does). The paper's lane keeps its method.
-            lane_method["computed"] = "corrected"
-            corrected = (data.rows(source_table, task=task, axis=axis, model=sel_models,
-                                   source_kind="computed", method="corrected")
-                         if source_table == "delta" else
-                         data.rows("leaderboard", model=sel_models, source_kind="computed",
-                                   method="corrected"))
-            corrected = corrected[(corrected.get("task", "all") == task)
-                                  & (corrected.get("axis", "all") == axis)]
-            cells = pd.concat([cells[cells["source_kind"] != "computed"], corrected],
-                              ignore_index=True)
-        cells = tables.mask_markup(cells, derive=derive)
+        views, hidden = lanes(data.current(), method, task, axis, lang, tuple(sel_models),
+                              tuple(kinds))
         if not kinds:
             ui.no_rows("models (no source chosen)")
-        for kind in [k for k in vocab.SOURCE_KINDS if k in kinds]:
-            _lane(kind, cells, hidden, lane_method[kind], tables.CORRECTED_LANE_NOTE
-                  if lane_method[kind] != method else "")
+        for kind, view in views.items():
+            _lane(kind, view, hidden, tables.CORRECTED_LANE_NOTE
+                  if view.method != method else "")
 
     st.divider()
     ui.permalink(ps.link())
