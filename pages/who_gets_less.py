@@ -83,7 +83,7 @@ if opening.task is not None and (model, task) == (opening.model, opening.task):
                f"{vocab.TASK_LABELS[opening.task]}: of the models computed here, the model and "
                "use case with the most answers the corrected parser could read "
                f"({opening.n_read:,} of {opening.n_answers:,}). Other use cases can rest on "
-               "far fewer readable answers; the *Unusable rate* column and the note below the "
+               "far fewer readable answers; the *Unusable rate %* column and the note below the "
                "table say so.")
 no_markups = method == "upstream" and task == vocab.ALL
 task_label = (f"{vocab.TASK_LABELS[task]} except counter-offer" if no_markups
