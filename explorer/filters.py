@@ -12,7 +12,7 @@ from typing import NamedTuple
 import pandas as pd
 import streamlit as st
 
-from explorer import data, ui, vocab
+from explorer import data, tables, ui, vocab
 from explorer.state import PageState, Param
 
 LANG_OPTIONS = (vocab.ALL, *vocab.LANGUAGES)
@@ -77,6 +77,16 @@ def most_readable(candidates: Sequence[str]) -> Readable:
                          ).sort_values(["_n", "_m", "_t"], kind="mergesort").iloc[0]
     return Readable(str(best["model"]), str(best["task"]), int(best["n_parsed"]),
                     int(best["n_rows"]))
+
+
+def falls_back_to_corrected(frame: pd.DataFrame, method: str, derive: bool = False) -> bool:
+    """Whether a view of ``frame`` under ``method`` shows the corrected method's rows instead:
+    under the authors' method some of its rows are counter-offer markups (not distances, so
+    never drawn as gaps), and this data has corrected rows to show in their place, said on the
+    page. ``derive``: see :func:`tables.markup_flags`."""
+    return (method == "upstream" and len(frame) > 0
+            and bool(tables.markup_flags(frame, derive).any())
+            and "corrected" in methods_available())
 
 
 def source_param() -> Param:

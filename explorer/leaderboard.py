@@ -47,9 +47,7 @@ def lanes(data_key: tuple[str, str], method: str, task: str, axis: str, lang: st
     derive = not data.computed_file_has(source_table, "flag")
     lane_method = dict.fromkeys(vocab.SOURCE_KINDS, method)
     computed = cells[cells["source_kind"] == "computed"] if len(cells) else cells
-    if (method == "upstream" and "computed" in kinds and len(computed)
-            and tables.markup_flags(computed, derive).any()
-            and "corrected" in filters.methods_available()):
+    if "computed" in kinds and filters.falls_back_to_corrected(computed, method, derive):
         # Under the authors' method this cell of the computed models pools counter-offer
         # markups (not distances): show their corrected gaps, and say so, rather than an
         # empty lane (as the Identifiers page does). The paper's lane keeps its method.
@@ -74,9 +72,6 @@ def lanes(data_key: tuple[str, str], method: str, task: str, axis: str, lang: st
     return out, hidden
 
 
-GROUP = {"all": "Overall", "en": "English", "hinglish": "Hinglish"}
-
-
 def _chart_frame(sub: pd.DataFrame, lang: str, labels: dict[str, str]) -> pd.DataFrame:
     """The lane's Mean Δ% with CIs, one row per (model, language) drawn."""
     long = []
@@ -86,7 +81,7 @@ def _chart_frame(sub: pd.DataFrame, lang: str, labels: dict[str, str]) -> pd.Dat
         if pd.isna(rec.mean_delta):
             continue
         long.append({"Model": labels.get(rec.model, rec.model),
-                     "Language": GROUP.get(rec.language, rec.language),
+                     "Language": vocab.GROUP_LABELS.get(rec.language, rec.language),
                      "Mean Δ%": rec.mean_delta, "CI low": rec.mean_delta_lo,
                      "CI high": rec.mean_delta_hi, "Source": rec.source,
                      "Model ID": rec.model})

@@ -104,8 +104,7 @@ def _body() -> None:
                             model=sel_models, source_kind=kinds, method=method)
             derive = not data.computed_file_has("identifier_deviation", "flag")
             shown = method
-            if (method == "upstream" and "corrected" in filters.methods_available()
-                    and tables.markup_flags(dev, derive).any()):
+            if filters.falls_back_to_corrected(dev, method, derive):
                 # The authors' deviations of this selection average in counter-offer markups
                 # (not distances): show the corrected ones, and say so, rather than nothing.
                 shown = "corrected"

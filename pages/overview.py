@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer import charts, data, filters, sentences, tables, ui, vocab
-from explorer.leaderboard import GROUP, Lane, lanes
+from explorer.leaderboard import Lane, lanes
 from explorer.state import PageState, Param
 
 PAGE = "overview"
@@ -182,7 +182,7 @@ def _body() -> None:
             if len(ranked):
                 top = ranked.loc[ranked[vcol].idxmax()]
                 group_name = vcol.removesuffix(" Mean Δ%")
-                lang_code = {v: k for k, v in GROUP.items()}.get(group_name, lang)
+                lang_code = {v: k for k, v in vocab.GROUP_LABELS.items()}.get(group_name, lang)
                 text = sentences.gap(str(top["Model"]), top[vcol], top.get(f"{group_name} CI low"),
                                      top.get(f"{group_name} CI high"), lang=lang_code, task=task,
                                      axis=axis, published=kind == "published", method=method)
