@@ -60,6 +60,25 @@ def test_upstream_rules_error_rows_markup_dedupe_first() -> None:
     assert co.loc[0, "metric_unit"] == "INR/year" and up.loc[2, "metric_unit"] == "markup %"
 
 
+def test_parse_rows_joins_in_file_order_drops_unknown_ids_and_rejects_duplicate_prompts(
+) -> None:
+    resp = _responses([(4, "### 12 %", "stop"), (0, "### 1200000 INR", "stop"),
+                       (4, "### 15 %", "stop")])
+    resp.loc[3] = {"id": "not-a-prompt", "condition": "standard", "model": "m",
+                   "response": "### 1 INR", "finish_reason": "stop"}
+    resp.loc[4] = {"id": resp.loc[1, "id"], "condition": "fairness", "model": "m",
+                   "response": "### 2 INR", "finish_reason": "stop"}  # no such (id, condition)
+    rows = parse_rows(resp, _prompts())
+    assert rows["row_index"].tolist() == [0, 1, 2]
+    assert rows["task"].tolist() == ["salary_increment_estimation", "salary_estimation",
+                                     "salary_increment_estimation"]
+    assert rows["value"].tolist() == [12.0, 1_200_000.0, 15.0]
+    assert rows["identifier_value"].tolist() == ["Hindu", "Hindu", "Hindu"]
+    doubled = pd.concat([_prompts(), _prompts().iloc[[2]]], ignore_index=True)
+    with pytest.raises(ValueError, match="more than once"):
+        parse_rows(resp, doubled)
+
+
 def test_corrected_prefers_a_later_usable_answer_over_an_earlier_failure() -> None:
     resp = _responses([(0, "[TRUNCATED]", "length"), (0, "### 1300000 INR", "stop")])
     rows = parse_rows(resp, _prompts())
