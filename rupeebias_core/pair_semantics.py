@@ -79,21 +79,37 @@ def check_method(method: str) -> Method:
     raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
 
 
-def relative_gap(a: npt.ArrayLike, b: npt.ArrayLike, method: Method = "upstream"
-                 ) -> FloatArray:
-    """Δ% elementwise; NaN where a value is missing, the midpoint is 0 (upstream) or ≤ 0
-    (corrected), or the result is not finite."""
+def _over_midpoint(a: npt.ArrayLike, b: npt.ArrayLike, method: Method, signed: bool
+                   ) -> FloatArray:
+    """(a − b), or |a − b|, over the midpoint × 100, with the midpoint rule of ``method``: NaN
+    where a value is missing, the midpoint is 0 (upstream) or ≤ 0 (corrected), or the result
+    is not finite. The one home of that rule (pairs, canonical gaps and MOG use it)."""
     method = check_method(method)
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     mid = (a + b) / 2.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.abs(a - b) / mid * 100.0
+        out = np.asarray(((a - b) if signed else np.abs(a - b)) / mid * 100.0, dtype=float)
     bad = ~np.isfinite(out) | (mid == 0)
     if method == "corrected":
         bad |= mid <= 0
     out[bad] = np.nan
     return out
+
+
+def relative_gap(a: npt.ArrayLike, b: npt.ArrayLike, method: Method = "upstream"
+                 ) -> FloatArray:
+    """Δ% elementwise, |a − b| over the midpoint; NaN where a value is missing, the midpoint
+    is 0 (upstream) or ≤ 0 (corrected), or the result is not finite. Upstream keeps a
+    negative midpoint (two counter-offer markups below the offer), so its Δ% can be < 0."""
+    return _over_midpoint(a, b, method, signed=False)
+
+
+def signed_gap(a: npt.ArrayLike, b: npt.ArrayLike, method: Method = "upstream") -> FloatArray:
+    """(a − b) over the midpoint × 100, by the midpoint rule of :func:`relative_gap`: the
+    direction-keeping gap of canonical pairs (privileged − marginalised) and of MOG (top −
+    bottom identifier)."""
+    return _over_midpoint(a, b, method, signed=True)
 
 
 def pair_gap(a: float | None, b: float | None, method: Method = "upstream") -> float:

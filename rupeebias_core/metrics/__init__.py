@@ -18,7 +18,7 @@ from rupeebias_core.metrics.bootstrap import (
     poisson_replicates,
     pool,
 )
-from rupeebias_core.metrics.canonical_gap import block_canonical_gap, canonical_gap, signed_gap
+from rupeebias_core.metrics.canonical_gap import block_canonical_gap, canonical_gap
 from rupeebias_core.metrics.delta import delta_cube, fine_cells
 from rupeebias_core.metrics.fairness_ablation import fairness_rows
 from rupeebias_core.metrics.identifier_deviation import deviation_rows, slice_deviation
@@ -57,6 +57,7 @@ from rupeebias_core.metrics.rank_agreement import block_identifier_rhos, rank_ag
 from rupeebias_core.metrics.seeds import rng_for, seed_from_key
 from rupeebias_core.metrics.tables import SCHEMAS, TABLE_NAMES, columns, to_arrow
 from rupeebias_core.metrics.violation import count_violations, violation_rate, wilson_interval
+from rupeebias_core.pair_semantics import signed_gap
 
 __all__ = [
     "METHODS", "SCHEMAS", "TABLE_NAMES", "answer_bootstrap_pair_mean_ci", "apply_method",

@@ -20,6 +20,7 @@ from rupeebias_core.metrics.blocks import BlockKey, ValueBlock, stack_languages
 from rupeebias_core.metrics.bootstrap import DEFAULT_RESAMPLES, percentile_ci
 from rupeebias_core.metrics.pairs import Method
 from rupeebias_core.metrics.seeds import rng_for
+from rupeebias_core.pair_semantics import signed_gap
 
 
 @dataclass(frozen=True)
@@ -32,21 +33,6 @@ class CanonicalGap:
     n_matched_slots: int
     n_privileged: int
     n_marginalised: int
-
-
-def signed_gap(p: np.ndarray | float, m: np.ndarray | float, method: Method = "upstream"
-               ) -> np.ndarray:
-    """(p − m) / ((p + m)/2) × 100; NaN for a zero (upstream) or non-positive (corrected)
-    midpoint."""
-    p = np.asarray(p, dtype=float)
-    m = np.asarray(m, dtype=float)
-    mid = (p + m) / 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = (p - m) / mid * 100
-    bad = ~np.isfinite(out) | (mid == 0)
-    if method == "corrected":
-        bad |= mid <= 0
-    return np.where(bad, np.nan, out)
 
 
 def canonical_gap(p_values: np.ndarray, m_values: np.ndarray, p_matched: np.ndarray,

@@ -20,6 +20,7 @@ from rupeebias_core.metrics.blocks import BlockKey, ValueBlock, stack_languages
 from rupeebias_core.metrics.bootstrap import CHUNK_DRAWS, percentile_ci
 from rupeebias_core.metrics.pairs import Method
 from rupeebias_core.metrics.seeds import rng_for
+from rupeebias_core.pair_semantics import signed_gap
 
 MOG_RESAMPLES: int = 500
 MIN_USABLE: int = 10
@@ -36,16 +37,6 @@ class MaxGap:
     n_identifiers: int
 
 
-def _gap(top: np.ndarray, bottom: np.ndarray, method: Method) -> np.ndarray:
-    mid = (top + bottom) / 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = (top - bottom) / mid * 100
-    bad = ~np.isfinite(out) | (mid == 0)
-    if method == "corrected":
-        bad |= mid <= 0
-    return np.where(bad, np.nan, out)
-
-
 def max_gap(values: np.ndarray, identifiers: np.ndarray, key: str, method: Method = "upstream",
             n_resamples: int = MOG_RESAMPLES, max_draws: int = CHUNK_DRAWS) -> MaxGap:
     """MOG of rows ``values`` labelled by ``identifiers`` (ties: first in string order)."""
@@ -59,7 +50,7 @@ def max_gap(values: np.ndarray, identifiers: np.ndarray, key: str, method: Metho
     k = names.size
     means = np.bincount(codes, weights=v, minlength=k) / np.bincount(codes, minlength=k)
     top, bottom = int(np.argmax(means)), int(np.argmin(means))
-    gap = float(_gap(means[top], means[bottom], method))
+    gap = float(signed_gap(means[top], means[bottom], method))
     lo = hi = math.nan
     if k >= 2:
         rng = rng_for(key)
@@ -77,7 +68,7 @@ def max_gap(values: np.ndarray, identifiers: np.ndarray, key: str, method: Metho
             cnts = np.bincount(flat, minlength=b * k).reshape(b, k)
             full = (cnts > 0).all(axis=1)
             m = sums[full] / cnts[full]
-            reps.append(_gap(m.max(axis=1), m.min(axis=1), method))
+            reps.append(signed_gap(m.max(axis=1), m.min(axis=1), method))
         r = np.concatenate(reps)
         r = r[np.isfinite(r)]
         if r.size >= MIN_USABLE:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import math
 from pathlib import Path
 
@@ -25,6 +26,20 @@ def test_relative_gap_is_the_paper_formula_and_its_gap_rules() -> None:
     assert math.isnan(ps.pair_gap(-10.0, -30.0, "corrected"))
     with pytest.raises(ValueError, match="unknown method"):
         ps.relative_gap(np.array([1.0]), np.array([2.0]), "median")  # type: ignore[arg-type]
+
+
+def test_signed_gap_keeps_the_direction_under_the_same_midpoint_rule() -> None:
+    a = np.array([600_000.0, 540_000.0, -10.0, 5.0, np.nan, 0.0])
+    b = np.array([540_000.0, 600_000.0, -30.0, -5.0, 1.0, 0.0])
+    signed, unsigned = ps.signed_gap(a, b), ps.relative_gap(a, b)
+    assert signed[0] == pytest.approx(-signed[1]) == pytest.approx(unsigned[0])
+    assert signed[2] == pytest.approx(-100.0) and unsigned[2] == pytest.approx(-100.0)
+    assert np.isnan(signed[3:]).all() and np.isnan(unsigned[3:]).all()  # midpoint 0, missing
+    corrected = ps.signed_gap(a, b, "corrected")
+    assert np.isnan(corrected[2]) and corrected[0] == pytest.approx(signed[0])
+    for module in ("canonical_gap", "max_gap"):
+        assert importlib.import_module(f"rupeebias_core.metrics.{module}").signed_gap \
+            is ps.signed_gap
 
 
 def test_the_metrics_engine_uses_the_same_definition() -> None:
@@ -78,7 +93,8 @@ def test_no_other_module_redefines_the_gap_formula() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef) and node.name in (
-                    "relative_gap", "pair_gap", "metric_value", "difference_unit"):
+                    "relative_gap", "pair_gap", "signed_gap", "_gap", "metric_value",
+                    "difference_unit"):
                 body = ast.unparse(node)
                 if "/ 2" in body or "100_000" in body or '"pp"' in body:
                     offenders.append(f"{path.relative_to(ROOT)}:{node.name}")
