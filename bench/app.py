@@ -44,7 +44,10 @@ drawing part (unknown, and left out of that median, for a run too short to show 
 ``running`` state; new charts are then the proof that it ran). Browser numbers include
 everything a reader waits for: websocket round trips, the script run, React and Vega
 rendering. Run them on a quiet machine; every sample is kept in
-the JSON.
+the JSON. How quiet it was is measured, not assumed (``bench/host.py``): for each page's warm
+visits and for the whole run, the CPU time the hypervisor stole and the CPU that processes
+outside the bench's own tree (server and browser included in the tree) used, as shares of all
+CPU time.
 
 Results go to stdout (markdown) and ``bench/out/app.json`` (each mode replaces only its own
 keys; the browser mode's are under ``"browser"``). Timings depend on the machine and its load;
@@ -69,6 +72,7 @@ if str(REPO) not in sys.path:
 
 import pandas as pd  # noqa: E402
 
+from bench import host  # noqa: E402
 from explorer import data, vocab  # noqa: E402
 from rupeebias_core.registry import DataLayout  # noqa: E402
 from tests.explorer import synthetic  # noqa: E402
@@ -480,6 +484,8 @@ def browse_pages(page: Page, url: str, repeat: int, only: Sequence[str] = ()
             raise SystemExit(f"browser bench: {name} shows an exception")
         warm, wall = [], []
         boot: list[float | None] = []
+        speed = host.speed_probe()
+        before = host.snapshot()
         for _ in range(repeat):
             w0 = time.perf_counter()
             page.goto(page_url, wait_until="commit")
@@ -487,8 +493,10 @@ def browse_pages(page: Page, url: str, repeat: int, only: Sequence[str] = ()
             wall.append(time.perf_counter() - w0)
             warm.append(done["t"] / 1e3)
             boot.append(None if done["run_start"] is None else done["run_start"] / 1e3)
+        load = host.between(before, host.snapshot())
         wait_run_done(page, title, marker)  # the right page, really there
         row: dict[str, Any] = {
+            "host_during_warm": {**load.as_dict(), "speed_probe_s": speed},
             "url": page_url, "charts": charts, "warm_s": warm, "warm_wall_s": wall,
             "warm_run_start_s": boot, "warm_run_start_p50_s": pct_known(boot, .5),
             "warm_p50_s": pct(warm, .5), "warm_p95_s": pct(warm, .95),
@@ -529,7 +537,8 @@ def browse_pages(page: Page, url: str, repeat: int, only: Sequence[str] = ()
             nav = _sidebar_visits(page, url, path, charts, repeat, (title, marker))
             row.update({"nav_s": nav, "nav_p50_s": pct(nav, .5), "nav_p95_s": pct(nav, .95)})
         out[name] = row
-        print(f"  {name}: warm p50 {row['warm_p50_s']:.2f} s"
+        print(f"  {name}: warm p50 {row['warm_p50_s']:.2f} s (steal {load.steal_pct:.1f} %, "
+              f"others {load.others_pct:.1f} % of CPU, speed probe {speed:.3f} s)"
               + (f", by sidebar link p50 {row['nav_p50_s']:.2f} s" if "nav_s" in row else "")
               + (f", filter change p50 {row['filter']['change_p50_s']:.2f} s"
                  if "filter" in row else ""), flush=True)
@@ -563,6 +572,7 @@ def run_browser(args: argparse.Namespace) -> int:
     results: dict[str, dict[str, dict[str, Any]]] = {}
     described: dict[str, str] = {}
     load_before = os.getloadavg()
+    loads: dict[str, host.HostLoad] = {}
     with tempfile.TemporaryDirectory(prefix="rupeebias-bench-browser-") as tmp_name:
         tmp = Path(tmp_name)
         for name in which:
@@ -580,14 +590,17 @@ def run_browser(args: argparse.Namespace) -> int:
                            tmp / f"streamlit-{name}.log", entry=args.entry) as url, \
                     chromium_page(tmp / f"chromium-{name}") as page:
                 page.add_init_script(_PROBE_JS)
+                start = host.snapshot()  # server and browser up: their CPU counts as ours
                 results[name] = browse_pages(page, url, args.repeat, args.pages)
+                loads[name] = host.between(start, host.snapshot())
     load_after = os.getloadavg()
 
-    print("\n| data | page | charts | warm page p50 / p95 (s) | of which before the run "
+    print("\n| data | page | charts | warm page p50 / p95 (s) | host during the warm visits: "
+          "CPU steal / other processes (% of CPU), speed probe (s) | of which before the run "
           "starts, p50 (s) | by sidebar link p50 / p95 (s) | filter toggled | first change, "
           "cold cache (s) | filter change p50 / p95 (s) | of which before the run starts, "
           "p50 (s) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, pages in results.items():
         for page_name, row in pages.items():
             f = row.get("filter")
@@ -598,8 +611,11 @@ def run_browser(args: argparse.Namespace) -> int:
                      if f else "— | — | — | —")
             nav = (f"{row['nav_p50_s']:.2f} / {row['nav_p95_s']:.2f}" if "nav_s" in row
                    else "— (the visits start here)")
+            hd = row["host_during_warm"]
             print(f"| {name} | {page_name} | {row['charts']} | {row['warm_p50_s']:.2f} / "
-                  f"{row['warm_p95_s']:.2f}{mark} | {row['warm_run_start_p50_s']:.2f} | {nav} | "
+                  f"{row['warm_p95_s']:.2f}{mark} | {hd['steal_pct']:.1f} / "
+                  f"{hd['others_pct']:.1f}, {hd['speed_probe_s']:.3f} | "
+                  f"{row['warm_run_start_p50_s']:.2f} | {nav} | "
                   f"{cells} |")
     rows = [r for pages in results.values() for r in pages.values()]
     worst_warm = max(r["warm_p95_s"] for r in rows)
@@ -611,6 +627,8 @@ def run_browser(args: argparse.Namespace) -> int:
           f"{FILTER_CHANGE_S} s → worst {worst_change:.2f} s "
           f"({'met' if change_ok else 'NOT met'}). Load average before {load_before}, after "
           f"{load_after} ({os.cpu_count()} CPUs).")
+    for name, load in loads.items():
+        print(f"{name}: {load.line()}")
     if args.pages:  # a partial run: the printed table only, the recorded full run stays
         return 0 if warm_ok and change_ok else 1
     write_json({"browser": {
@@ -620,7 +638,8 @@ def run_browser(args: argparse.Namespace) -> int:
         "data": described, "repeat": args.repeat, "pages": results,
         "targets": {"warm_page_p95_s": WARM_PAGE_S, "filter_change_p95_s": FILTER_CHANGE_S,
                     "warm_page_met": warm_ok, "filter_change_met": change_ok},
-        "loadavg": load_after, "loadavg_before": load_before, "cpus": os.cpu_count()}})
+        "loadavg": load_after, "loadavg_before": load_before, "cpus": os.cpu_count(),
+        "host": {name: load.as_dict() for name, load in loads.items()}}})
     return 0 if warm_ok and change_ok else 1
 
 

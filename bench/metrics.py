@@ -63,6 +63,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench import host  # noqa: E402
 from rupeebias_core.registry import DataLayout  # noqa: E402
 from rupeebias_core.simulate import SimSpec, write_simulated_dir  # noqa: E402
 
@@ -496,7 +497,10 @@ def main() -> int:
               f"({time.perf_counter() - t0:.1f} s to build)")
         print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
 
+        speed, start = host.speed_probe(), host.snapshot()
         runs = [run_fast(tmp, args.workers, args.method) for _ in range(max(1, args.fast_runs))]
+        print(f"{host.between(start, host.snapshot()).line()}; speed probe {speed:.3f} s "
+              "(the fast runs; bench/host.py)")
         wall = statistics.median(r[0] for r in runs)
         cpu = statistics.median(r[1] for r in runs)
         rss1, rss_tree = max(r[2] for r in runs), max(r[3] for r in runs)
