@@ -91,9 +91,12 @@ MIN_PLACEBO_COVERAGE = 0.5
 
 
 def decomposition(label: str, row: pd.Series | None, *, lang: str, task: str, axis: str,
-                  lead: bool = True) -> str:
+                  lead: bool = True, flagged: int = 0) -> str:
     """The computed-model sentence from ``gap_decomposition``: the gap, how much of it is
-    systematic and the excess over the placebo floor."""
+    systematic and the excess over the placebo floor. ``flagged``: identities of this cell
+    that the per-identity test flags (BH), shown beside it — the joint test over all
+    identities can miss 5 % while one identity stands out, and the sentence must not read as
+    contradicting the flag."""
     who, kind = scope_words(lang, task, axis)
     if row is None:
         return (f"How much of {label}'s gap is more than noise is not computed in this "
@@ -114,9 +117,15 @@ def decomposition(label: str, row: pd.Series | None, *, lang: str, task: str, ax
                  f"{num(row.get('systematic_delta'))} %, more than the observed one, so this "
                  "gap cannot be split into a consistent part and jitter here.")
     elif _ok(share) and _ok(row.get("p_value")) and float(row["p_value"]) >= 0.05:
-        text += (f" The permutation test finds no consistent identity effect (p = "
-                 f"{float(row['p_value']):.2f}), so the estimate that {num(100 * float(share), 0)}"
-                 " % of the gap is systematic cannot be told from noise.")
+        text += (" Taken together, the identities show no consistent effect at the 5 % level "
+                 f"(permutation test over all of them, p = {float(row['p_value']):.2f}), so the "
+                 f"estimate that {num(100 * float(share), 0)} % of the gap is systematic "
+                 "cannot be told from noise.")
+        if flagged:
+            who_out = ("One identity stands out on its own test" if flagged == 1 else
+                       f"{flagged} identities stand out on their own tests")
+            text += (f" {who_out} above; a single identity's effect can be clear while the "
+                     "effects of all of them together are not.")
     elif _ok(share):
         text += (f" About {num(100 * float(share), 0)} % of that "
                  f"({ci(100 * float(row.get('systematic_share_lo', math.nan)), 100 * float(row.get('systematic_share_hi', math.nan)), 0)})"  # noqa: E501

@@ -95,6 +95,7 @@ if no_markups:
                "are not amounts, so *All use cases* on this page leaves counter-offer out (the "
                "Overview blanks that pooled cell instead). The corrected method includes it.")
 
+eff = pd.DataFrame()
 with ui.guard("Signed identity effects"):
     eff = data.rows("identity_effects", model=model, method=method, language=lang, task=task,
                     axis=axis)
@@ -214,8 +215,10 @@ with ui.guard("The gap decomposition"):
     dec = data.rows("gap_decomposition", model=model, method=method, language=lang, task=task,
                     axis=(axis, vocab.ALL))
     cell = dec[dec["axis"] == axis]
+    n_flagged = (int(eff["significant"].fillna(False).astype(bool).sum())
+                 if "significant" in eff else 0)
     ui.sentence(sentences.decomposition(label, cell.iloc[0] if len(cell) else None, lang=lang,
-                                        task=task, axis=axis))
+                                        task=task, axis=axis, flagged=n_flagged))
     if len(dec):
         cols = [c for c in ("axis", "mean_delta", "mean_delta_lo", "mean_delta_hi",
                             "systematic_delta", "systematic_share", "systematic_share_lo",

@@ -137,7 +137,14 @@ def test_the_decomposition_sentence_follows_its_test_and_its_placebo_evidence() 
     weak = sentences.decomposition("Tiny", pd.Series({**base, "p_value": 0.746,
                                                       "n_placebo_pairs": 2,
                                                       "placebo_coverage": 1.0}), **kw)
-    assert "no consistent identity effect (p = 0.75)" in weak and "About 51 %" not in weak
+    assert "no consistent effect at the 5 % level" in weak and "p = 0.75" in weak
+    assert "About 51 %" not in weak and "stands out" not in weak
+    one = sentences.decomposition("Tiny", pd.Series({**base, "p_value": 0.058}), **kw,
+                                  flagged=1)
+    assert "One identity stands out on its own test above" in one  # not a contradiction
+    two = sentences.decomposition("Tiny", pd.Series({**base, "p_value": 0.058}), **kw,
+                                  flagged=2)
+    assert "2 identities stand out on their own tests above" in two
     assert "rests on 2 placebo pairs" in weak and "identity adds" not in weak
     strong = sentences.decomposition("Tiny", pd.Series({**base, "p_value": 0.001,
                                                         "placebo_delta": 20.0,
