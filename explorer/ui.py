@@ -532,9 +532,10 @@ def model_notes(models: pd.DataFrame, selected: Sequence[str]) -> None:
     """Caveats that must travel with the numbers: what each local model is (the 135M model, the
     1.5B code model), partial runs, synthetic test data."""
     chosen = models[models["model"].isin(selected)]
-    for model in chosen["model"]:
-        if str(model) in vocab.MODEL_NOTES:
-            st.info(vocab.MODEL_NOTES[str(model)], icon=":material/info:")
+    notes = [vocab.MODEL_NOTES[str(m)] for m in chosen["model"] if str(m) in vocab.MODEL_NOTES]
+    if notes:  # one box, a line per model: the content should not start a screen further down
+        st.info(notes[0] if len(notes) == 1 else "\n".join(f"- {n}" for n in notes),
+                icon=":material/info:")
     _partial_run_notes(dict(zip(chosen["model"], chosen["label"], strict=True)))
     synthetic = [r.label for r in chosen.itertuples(index=False)
                  if _SYNTHETIC.search(f"{r.label} {r.note} {r.model}")]

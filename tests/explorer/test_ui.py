@@ -102,3 +102,17 @@ def test_every_local_model_is_described_by_its_catalogue_sentence() -> None:
     at = AppTest.from_function(page).run()
     assert not at.exception
     assert [i.value for i in at.info] == [vocab.MODEL_NOTES[qwen.slug]]
+
+    def both() -> None:
+        import pandas as pd
+
+        from explorer import ui
+
+        models = pd.DataFrame({"model": ["qwen2.5-coder-1.5b-instruct", "smollm2-135m-instruct"],
+                               "label": ["Qwen (local)", "SmolLM2 (bundled)"], "note": ["", ""]})
+        ui.model_notes(models, list(models["model"]))
+
+    at = AppTest.from_function(both).run()
+    assert not at.exception
+    assert [i.value for i in at.info] == [  # one box, a line per model
+        f"- {vocab.MODEL_NOTES[qwen.slug]}\n- {vocab.SMOLLM_NOTE}"]
