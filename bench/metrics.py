@@ -32,7 +32,8 @@ temporary directory, then:
 
 ``--fast-runs n`` times the fast run n times (each with ``--fresh``) and judges the targets on
 the median: on these shared 2-core hosts one command's wall time varies by ±15 % from run to
-run, so a single run around 30 s would pass or fail by chance.
+run, so a single run around 30 s would pass or fail by chance. Beside them it prints how quiet
+the host was (``bench/host.py``: CPU steal, other processes' CPU, a one-core speed probe).
 
 ``--reference-models k`` runs the reference on the first k models only and scales its time by
 9/k (printed as an extrapolation). Simulated data only ever goes to a temporary directory.
