@@ -238,6 +238,13 @@ with ui.guard("The gap decomposition"):
             ui.explain("A systematic share above 1 means the identity effects alone imply a "
                        "larger gap than the one observed: such a row cannot be split into "
                        "consistent effect and jitter.")
+        untested = (pd.to_numeric(dec["p_value"], errors="coerce") >= 0.05).any() \
+            if "p_value" in dec else False
+        if untested:  # an interval away from 0 beside p ≥ 0.05 reads as a contradiction
+            ui.explain("**Share CI** resamples profiles around the fitted effects; it does not "
+                       "test whether identity has any effect at all — **p (any effect)** does. "
+                       "Where p is 0.05 or more, read the share as not shown to differ from "
+                       "noise, whatever its interval.")
         ui.table(out, f"gap decomposition {model} {method} {task} {lang}", f"{PAGE}-dec")
 
 st.divider()
