@@ -133,5 +133,6 @@ def between(before: Snapshot, after: Snapshot) -> HostLoad:
     total = sum(d.values())
     busy = sum(d[k] for k in BUSY)
     others = busy - (after.own_cpu_s - before.own_cpu_s)
-    pct = (lambda x: 100.0 * x / total) if total > 0 else (lambda x: math.nan)
-    return HostLoad(wall, pct(d["steal"]), others, pct(others))
+    if total <= 0:
+        return HostLoad(wall, math.nan, others, math.nan)
+    return HostLoad(wall, 100.0 * d["steal"] / total, others, 100.0 * others / total)
