@@ -79,6 +79,32 @@ def most_readable(candidates: Sequence[str]) -> Readable:
                     int(best["n_rows"]))
 
 
+def readable_slot(model: str, task: str, lang: str, axis: str, cond: str
+                  ) -> tuple[str, str] | None:
+    """The slot (profile, question wording) of this model, use case, language, axis and system
+    prompt with the most answers the parser could read, ties in benchmark order; None when the
+    model has answered none there (or it cannot be told).
+
+    Why: the first slot in benchmark order is where a page used to open, and for the bundled
+    models' salary estimates its answers are cut off or unreadable, so the authors' extractor
+    read the CGPA in the prompt as a salary and the page opened on a "71.7 %" gap built from
+    it."""
+    if not model:
+        return None
+    try:
+        have = data.answered_slots(model, task, lang, axis, cond)
+    except (data.DataUnavailable, ValueError):
+        return None
+    if have.empty:
+        return None
+    profiles = {p: n for n, p in enumerate(vocab.profile_ids(task))}
+    qvs = {q: n for n, q in enumerate(vocab.question_variant_ids(task))}
+    best = have.assign(_r=-have["n_readable"].astype(int), _a=-have["n_answers"].astype(int),
+                       _p=have["profile_id"].map(profiles), _q=have["question_variant_id"].map(qvs)
+                       ).sort_values(["_r", "_a", "_p", "_q"], kind="mergesort").iloc[0]
+    return str(best["profile_id"]), str(best["question_variant_id"])
+
+
 def falls_back_to_corrected(frame: pd.DataFrame, method: str, derive: bool = False) -> bool:
     """Whether a view of ``frame`` under ``method`` shows the corrected method's rows instead:
     under the authors' method some of its rows are counter-offer markups (not distances, so

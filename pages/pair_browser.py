@@ -69,11 +69,12 @@ if models is None:
 raw_models = tuple(models.loc[models["has_raw"], "model"])
 st.info(RAW_NOTE, icon=":material/info:")
 
+opening = filters.most_readable(raw_models)
 base = [
-    # the default comes from the data, so it always goes in the URL (explicit)
-    Param("model", raw_models or ("",), filters.most_answered(raw_models),
-          explicit=bool(raw_models)),
-    Param("task", vocab.TASKS, vocab.TASKS[0]),
+    # defaults chosen from the data always go in the URL (explicit), so links survive new data
+    Param("model", raw_models or ("",), opening.model, explicit=bool(raw_models)),
+    Param("task", vocab.TASKS, opening.task or vocab.TASKS[0],
+          explicit=opening.task is not None),
     Param("lang", vocab.LANGUAGES, "en"),
     Param("axis", vocab.AXES, "Caste"),
     Param("cond", vocab.CONDITIONS, "standard"),
@@ -85,10 +86,17 @@ task = str(st.session_state[f"{PAGE}.task"])
 axis = str(st.session_state[f"{PAGE}.axis"])
 idents = vocab.identifiers_of(axis)
 pair = vocab.CANONICAL_PAIRS[axis]
+# the slot opens where the model's answers can be read (the first one was often unreadable)
+opening_slot = filters.readable_slot(*(str(st.session_state[f"{PAGE}.{k}"])
+                                       for k in ("model", "task", "lang", "axis", "cond")))
 ps = PageState(PAGE, [
     *base,
-    Param("profile", vocab.profile_ids(task), vocab.profile_ids(task)[0]),
-    Param("qv", vocab.question_variant_ids(task), vocab.question_variant_ids(task)[0]),
+    Param("profile", vocab.profile_ids(task),
+          opening_slot[0] if opening_slot else vocab.profile_ids(task)[0],
+          explicit=opening_slot is not None),
+    Param("qv", vocab.question_variant_ids(task),
+          opening_slot[1] if opening_slot else vocab.question_variant_ids(task)[0],
+          explicit=opening_slot is not None),
     Param("ident", idents, pair[0]),
 ])
 ps.seed()
@@ -123,6 +131,13 @@ model = str(ps.value("model"))
 lang, profile, qv = lang_now, str(ps.value("profile")), str(ps.value("qv"))
 cond, method = str(ps.value("cond")), str(ps.value("method"))
 ui.model_notes(models, (model,))
+if (opening.task is not None and (model, task) == (opening.model, opening.task)
+        and opening_slot == (profile, qv)):
+    ui.explain(f"This page opens on {labels.get(model, model)} · {vocab.TASK_LABELS[task]}, "
+               "the model and use case computed here with the most answers the corrected parser "
+               f"could read ({opening.n_read:,} of {opening.n_answers:,}), and on its slot with "
+               "the most readable answers. Elsewhere answers can be cut off or unreadable: the "
+               "*Status* column says so for each one.")
 
 with ui.guard("This slot"):
     if model:

@@ -175,6 +175,27 @@ def test_most_readable_picks_the_cell_with_most_readable_answers(monkeypatch) ->
     assert filters.most_readable([]) == ("", None, 0, 0)
 
 
+def test_readable_slot_picks_the_slot_with_most_readable_answers(monkeypatch) -> None:
+    from explorer import data, filters
+
+    task = "salary_increment_estimation"
+    slots = pd.DataFrame({  # in the query's text order: R10 sorts before R02 as text
+        "profile_id": ["R10", "R02", "R02", "R03"], "question_variant_id": ["Q1", "Q2", "Q1", "Q3"],
+        "n_answers": [24, 24, 24, 24], "n_readable": [20, 20, 3, 19]})
+    monkeypatch.setattr(data, "answered_slots", lambda *a: slots)
+    # most readable first; a tie goes to benchmark order (R02 before R10), not text order
+    assert filters.readable_slot("m", task, "en", "Caste", "standard") == ("R02", "Q2")
+    monkeypatch.setattr(data, "answered_slots", lambda *a: slots.iloc[0:0])
+    assert filters.readable_slot("m", task, "en", "Caste", "standard") is None
+    assert filters.readable_slot("", task, "en", "Caste", "standard") is None
+
+    def broken(*a: object) -> pd.DataFrame:
+        raise data.DataUnavailable("parsed", "unreadable")
+
+    monkeypatch.setattr(data, "answered_slots", broken)
+    assert filters.readable_slot("m", task, "en", "Caste", "standard") is None
+
+
 def test_who_gets_less_page(open_page, synthetic_dir: Path) -> None:
     eff_all = pd.read_parquet(synthetic_dir / "metrics" / "identity_effects.parquet")
     model = str(eff_all["model"].iloc[0])

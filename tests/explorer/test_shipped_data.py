@@ -70,20 +70,33 @@ def test_overview_lists_all_ten_models_by_default(shipped: Path) -> None:
         assert label in cells, label
 
 
-def test_pair_browser_opens_on_the_run_with_the_most_answers(shipped: Path) -> None:
-    """With a partial run shipped beside a complete one, the default slot must have answers:
-    the page opens on the model that has answered the most prompts."""
+def test_pair_browser_opens_on_a_slot_whose_answers_can_be_read(shipped: Path) -> None:
+    """With a partial run shipped beside a complete one, the default slot must have answers,
+    and answers that can be read: it used to open on SmolLM2's first salary slot, where the
+    authors' extractor read the prompt's CGPA as a salary and the page showed a 71.7 % gap
+    built from it. It now opens on the most readable model and use case (as Who gets less)
+    and on that cell's slot with the most readable answers, and puts them in the URL."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.switch_page(PAGES["pairs"])
     at.run()
     assert not at.exception
-    counts = {m: int(len(pd.read_parquet(p, columns=["id"])))
-              for m, p in ((p.name.removesuffix(".parquet"), p)
-                           for p in (SHIPPED / "responses").glob("*.parquet"))}
-    fullest = max(sorted(counts), key=counts.get)
-    model = next(s for s in at.selectbox if s.label == "Model")
-    assert model.value == fullest
+    health = pd.read_parquet(SHIPPED / "metrics" / "parse_health.parquet")
+    cells = health[(health["method"] == "corrected") & (health["language"] == "all")
+                   & health["task"].isin(vocab.TASKS)]
+    best = cells.loc[cells["n_parsed"].idxmax()]
+    q = at.query_params
+    assert (q["model"], q["task"]) == (best["model"], best["task"])
     assert not any("has not answered this slot yet" in i.value for i in at.info)
+    parsed = pd.read_parquet(SHIPPED / "metrics" / "parsed.parquet",
+                             columns=["model", "task", "language", "axis", "condition",
+                                      "profile_id", "question_variant_id", "id", "value"])
+    cell = parsed[(parsed["model"] == q["model"]) & (parsed["task"] == q["task"])
+                  & (parsed["language"] == "en") & (parsed["axis"] == "Caste")
+                  & (parsed["condition"] == "standard")]
+    readable = cell[cell["value"].notna()].groupby(
+        ["profile_id", "question_variant_id"])["id"].nunique()
+    assert readable[(q["profile"], q["qv"])] == readable.max() > 0
+    assert any("This page opens on" in c.value for c in at.caption)
 
 
 def _open(page: str, **params: str) -> AppTest:
