@@ -45,9 +45,10 @@ drawing part (unknown, and left out of that median, for a run too short to show 
 everything a reader waits for: websocket round trips, the script run, React and Vega
 rendering. Run them on a quiet machine; every sample is kept in
 the JSON. How quiet it was is measured, not assumed (``bench/host.py``): for each page's warm
-visits and for the whole run, the CPU time the hypervisor stole and the CPU that processes
-outside the bench's own tree (server and browser included in the tree) used, as shares of all
-CPU time.
+visits and for each data dir's whole run, the CPU time the hypervisor stole and the CPU that
+processes outside the bench's own tree (server and browser included in the tree) used, as
+shares of all CPU time; and before each page's warm visits a one-core speed probe (the same
+loop's time says how fast the machine itself was at that moment).
 
 Results go to stdout (markdown) and ``bench/out/app.json`` (each mode replaces only its own
 keys; the browser mode's are under ``"browser"``). Timings depend on the machine and its load;
