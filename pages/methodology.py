@@ -137,7 +137,7 @@ pair intervals, with the same caution.
 table. Orange *Computed here* numbers come from answers scored by this project. The two are
 shown in separate lanes and never averaged or ranked together. The two models computed here
 are small local models no one should consult for salary advice: SmolLM2-135M, so every view
-runs on real data, and Qwen2.5-Coder-1.5B, which follows the answer format (partial run).
+runs on real data, and Qwen2.5-Coder-1.5B, which follows the answer format.
 
 **Other terms.** *V@10*: share of pairs more than 10 % apart. *Kendall's W*: whether the same
 identities keep coming out on top across profiles (0 = never the same order, 1 = always); it

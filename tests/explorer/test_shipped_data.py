@@ -1,5 +1,5 @@
 """The explorer on the data that ships in ``data/`` (not the synthetic fixtures): the local runs
-(SmolLM2, complete; Qwen2.5-Coder, partial) stand beside the nine published models on every
+(SmolLM2 and Qwen2.5-Coder, both complete) stand beside the nine published models on every
 results page, with their caveats."""
 
 from __future__ import annotations
