@@ -210,20 +210,30 @@ def render(st: RunStatus) -> str:
                      f"corrected one resamples profiles ({PROFILE_INTERVAL_COVERAGE}).")
         if c.decomposition and math.isfinite(c.decomposition["systematic_share"]):
             d = c.decomposition
-            text = (f"Of the corrected gap ({d['mean_delta']:.1f} on the decomposition's "
+            text = (f"Of the corrected gap ({d['mean_delta']:.1f} % on the decomposition's "
                     f"pairs), {100 * d['systematic_share']:.0f} % "
                     f"[{100 * d['systematic_share_lo']:.0f}, "
                     f"{100 * d['systematic_share_hi']:.0f}] is systematic (consistent identity "
                     f"effects; permutation p = {d['p_value']:.3f}), the rest is jitter.")
             if math.isfinite(d["placebo_delta"]):
-                text += (f" Swapping identity-free statements (placebo) moves answers by "
-                         f"{d['placebo_delta']:.1f}, so the excess over the placebo floor is "
-                         f"{d['excess_delta']:.1f} [{d['excess_delta_lo']:.1f}, "
-                         f"{d['excess_delta_hi']:.1f}].")
+                text += (f" Swapping identity-free statements (placebo) in the same slots moves "
+                         f"answers by {d['placebo_delta']:.1f} %, so the excess over the placebo "
+                         f"floor is {_excess(d)}.")
             lines.append(text)
     else:
         lines.append("Metrics not computed yet: run `python -m precompute metrics`.")
     return "\n".join(lines)
+
+
+def _excess(d: dict[str, float]) -> str:
+    """The excess over the placebo floor with its interval and what the interval says."""
+    lo, hi = d["excess_delta_lo"], d["excess_delta_hi"]
+    text = f"{d['excess_delta']:.1f} points"
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return text + " (no interval)"
+    verdict = ("no more than the floor within noise" if lo <= 0 <= hi else
+               "above the floor" if lo > 0 else "below the floor")
+    return f"{text} [{lo:.1f}, {hi:.1f}]: {verdict}"
 
 
 def replace_block(text: str, slug: str, body: str) -> str:

@@ -116,3 +116,25 @@ def test_status_before_metrics_says_so(tmp_path: Path) -> None:
     text = rs.render(rs.run_status(data, "m"))
     assert "7 of 48,546 prompts answered" in text
     assert "Metrics not computed yet: run `python -m precompute metrics`." in text
+
+
+@pytest.mark.parametrize(("excess", "lo", "hi", "says"), [
+    (-0.7, -1.8, 0.4, "-0.7 points [-1.8, 0.4]: no more than the floor within noise."),
+    (3.9, 2.3, 5.5, "3.9 points [2.3, 5.5]: above the floor."),
+    (-2.0, -3.0, -1.0, "-2.0 points [-3.0, -1.0]: below the floor."),
+    (0.5, float("nan"), float("nan"), "0.5 points (no interval)."),
+])
+def test_placebo_excess_is_quoted_with_units_and_what_its_interval_says(
+        tmp_path: Path, excess: float, lo: float, hi: float, says: str) -> None:
+    data = _data(tmp_path, 6)
+    row = {"model": "m", "method": "corrected", "language": "all", "task": "all", "axis": "all",
+           "mean_delta": 5.26, "systematic_share": 0.29, "systematic_share_lo": 0.26,
+           "systematic_share_hi": 0.32, "p_value": 0.001, "placebo_delta": 5.94,
+           "excess_delta": excess, "excess_delta_lo": lo, "excess_delta_hi": hi}
+    pd.DataFrame([row, {**row, "model": "other", "excess_delta": 99.0}]).to_parquet(
+        data / "metrics" / "gap_decomposition.parquet")
+    text = rs.render(rs.run_status(data, "m"))
+    assert "Of the corrected gap (5.3 % on the decomposition's pairs), 29 % [26, 32] is " \
+           "systematic" in text
+    assert ("Swapping identity-free statements (placebo) in the same slots moves answers by "
+            f"5.9 %, so the excess over the placebo floor is {says}") in text
