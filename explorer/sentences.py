@@ -15,6 +15,7 @@ from typing import SupportsFloat, TypeGuard
 import pandas as pd
 
 from explorer import vocab
+from rupeebias_core.placebo import floor_too_thin
 
 LANG_WORDS = {"all": "English and Hinglish", "en": "English", "hinglish": "Hinglish"}
 TASK_WORDS = {
@@ -84,11 +85,6 @@ def spread(values: pd.Series, names: pd.Series) -> str:
             f"({n[lo_i]}) to {num(v[hi_i])} % ({n[hi_i]}).")
 
 
-#: Below these a placebo floor is too thin to compare with (it comes from a handful of slots,
-#: e.g. SmolLM2's 2 Hinglish counter-offer placebo pairs, both 0 %).
-MIN_PLACEBO_PAIRS = 100
-MIN_PLACEBO_COVERAGE = 0.5
-
 
 def decomposition(label: str, row: pd.Series | None, *, lang: str, task: str, axis: str,
                   lead: bool = True, flagged: int = 0) -> str:
@@ -132,9 +128,8 @@ def decomposition(label: str, row: pd.Series | None, *, lang: str, task: str, ax
                  " is a consistent identity effect; the rest is answer-to-answer jitter.")
     pl, ex = row.get("placebo_delta"), row.get("excess_delta")
     n_pl, cover = row.get("n_placebo_pairs"), row.get("placebo_coverage")
-    thin = _ok(n_pl) and float(n_pl) < MIN_PLACEBO_PAIRS
-    partial = _ok(cover) and float(cover) < MIN_PLACEBO_COVERAGE
-    if _ok(pl) and _ok(ex) and (thin or partial):
+    if _ok(pl) and _ok(ex) and floor_too_thin(n_pl if _ok(n_pl) else None,
+                                              cover if _ok(cover) else None):
         text += (f" The placebo floor here rests on {int(float(n_pl or 0)):,} placebo pairs"
                  + (f" covering {100 * float(cover):.0f} % of the identity pairs"
                     if _ok(cover) else "")

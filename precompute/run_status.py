@@ -29,7 +29,7 @@ from rupeebias_core.benchmark import (
     TASKS,
     expected_prompts,
 )
-from rupeebias_core.placebo import PLACEBO_CONDITION
+from rupeebias_core.placebo import PLACEBO_CONDITION, floor_too_thin
 from rupeebias_core.registry import PAIR_INTERVAL_COVERAGE, PROFILE_INTERVAL_COVERAGE, DataLayout
 
 N_STANDARD = PROMPT_COUNTS["standard"]
@@ -120,8 +120,9 @@ def _headline(data: Path, slug: str, method: str) -> Headline | None:
         if not gd.empty:
             cols = ("mean_delta", "systematic_share", "systematic_share_lo",
                     "systematic_share_hi", "p_value", "placebo_delta", "excess_delta",
-                    "excess_delta_lo", "excess_delta_hi")
-            decomposition = {c: float(gd.iloc[0][c]) for c in cols}
+                    "excess_delta_lo", "excess_delta_hi", "n_placebo_pairs",
+                    "placebo_coverage")
+            decomposition = {c: float(gd.iloc[0].get(c, math.nan)) for c in cols}
     return Headline(
         parse_health=float(row.parse_health), strict_rate=float(row.strict_rate),
         refusal_rate=float(row.refusal_rate), n_rows=int(row.n_rows),
@@ -215,7 +216,13 @@ def render(st: RunStatus) -> str:
                     f"[{100 * d['systematic_share_lo']:.0f}, "
                     f"{100 * d['systematic_share_hi']:.0f}] is systematic (consistent identity "
                     f"effects; permutation p = {d['p_value']:.3f}), the rest is jitter.")
-            if math.isfinite(d["placebo_delta"]):
+            if math.isfinite(d["placebo_delta"]) and floor_too_thin(d["n_placebo_pairs"],
+                                                                    d["placebo_coverage"]):
+                cover = (f" covering {100 * d['placebo_coverage']:.0f} % of the identity pairs"
+                         if math.isfinite(d["placebo_coverage"]) else "")
+                text += (f" The placebo floor rests on {d['n_placebo_pairs']:,.0f} placebo pairs"
+                         f"{cover}: too few to compare the gap with yet.")
+            elif math.isfinite(d["placebo_delta"]):
                 text += (f" Swapping identity-free statements (placebo) in the same slots moves "
                          f"answers by {d['placebo_delta']:.1f} %, so the excess over the placebo "
                          f"floor is {_excess(d)}.")

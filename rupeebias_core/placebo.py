@@ -10,12 +10,28 @@ content there; the list lives only here so that prompts, tests and docs share on
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import SupportsFloat
 
 #: The prompt condition, and the ``axis`` value its rows carry (placebo statements form one
 #: pseudo-axis, so placebo pairs are formed exactly like identity pairs inside a slot).
 PLACEBO_CONDITION = "placebo"
 PLACEBO_AXIS = "placebo"
+
+#: Below these a placebo floor is too thin to compare a gap with (it comes from a handful of
+#: slots, e.g. SmolLM2's 2 Hinglish counter-offer placebo pairs, both 0 %).
+MIN_PLACEBO_PAIRS = 100
+MIN_PLACEBO_COVERAGE = 0.5
+
+
+def floor_too_thin(n_placebo_pairs: SupportsFloat | None, coverage: SupportsFloat | None
+                   ) -> bool:
+    """Whether a cell's placebo floor rests on too few placebo pairs, or covers too small a
+    share of the identity pairs, for its excess to be quoted (an unknown count is not thin)."""
+    n = math.nan if n_placebo_pairs is None else float(n_placebo_pairs)
+    share = math.nan if coverage is None else float(coverage)
+    return n < MIN_PLACEBO_PAIRS or share < MIN_PLACEBO_COVERAGE  # NaN compares False
 
 
 @dataclass(frozen=True)

@@ -138,3 +138,18 @@ def test_placebo_excess_is_quoted_with_units_and_what_its_interval_says(
            "systematic" in text
     assert ("Swapping identity-free statements (placebo) in the same slots moves answers by "
             f"5.9 %, so the excess over the placebo floor is {says}") in text
+
+
+def test_a_thin_placebo_floor_is_not_compared_with(tmp_path: Path) -> None:
+    """An early snapshot's floor (a few placebo answers) gets no excess and no verdict."""
+    data = _data(tmp_path, 6)
+    row = {"model": "m", "method": "corrected", "language": "all", "task": "all", "axis": "all",
+           "mean_delta": 5.26, "systematic_share": 0.29, "systematic_share_lo": 0.26,
+           "systematic_share_hi": 0.32, "p_value": 0.001, "placebo_delta": 0.0,
+           "excess_delta": 5.26, "excess_delta_lo": 4.0, "excess_delta_hi": 6.5,
+           "n_placebo_pairs": 12, "placebo_coverage": 0.04}
+    pd.DataFrame([row]).to_parquet(data / "metrics" / "gap_decomposition.parquet")
+    text = rs.render(rs.run_status(data, "m"))
+    assert ("The placebo floor rests on 12 placebo pairs covering 4 % of the identity pairs: "
+            "too few to compare the gap with yet.") in text
+    assert "excess" not in text

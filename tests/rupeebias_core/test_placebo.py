@@ -12,6 +12,7 @@ from rupeebias_core.placebo import (
     PLACEBO_AXIS,
     PLACEBO_CONDITION,
     PLACEBO_STATEMENTS,
+    floor_too_thin,
     placebo_statement,
 )
 from rupeebias_core.prompts import PROMPT_COLUMNS, build_prompts, placebo_prompt_id
@@ -162,3 +163,12 @@ def test_screening_guards() -> None:
             words = {w.lower() for w in text.split()}
             assert not words & gendered, text
             assert not words & ident_words, text
+
+
+@pytest.mark.parametrize(("n_pairs", "coverage", "thin"), [
+    (99, 1.0, True), (100, 1.0, False), (5_000, 0.49, True), (5_000, 0.5, False),
+    (None, None, False), (float("nan"), 0.2, True), (12, float("nan"), True),
+])
+def test_a_placebo_floor_is_too_thin_below_100_pairs_or_half_the_identity_pairs(
+        n_pairs: float | None, coverage: float | None, thin: bool) -> None:
+    assert floor_too_thin(n_pairs, coverage) is thin
