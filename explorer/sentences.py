@@ -94,9 +94,9 @@ def decomposition(label: str, row: pd.Series | None, *, lang: str, task: str, ax
     identities can miss 5 % while one identity stands out, and the sentence must not read as
     contradicting the flag."""
     who, kind = scope_words(lang, task, axis)
-    if row is None:
-        return (f"How much of {label}'s gap is more than noise is not computed in this "
-                "deployment yet (no gap decomposition table).")
+    if row is None:  # the table exists (callers handle a missing one): no pairs in this cell
+        return (f"{label} has no usable answer pairs in this cell, so there is no gap to split "
+                "into a consistent part and noise.")
     if str(row.get("flag") or "") in ("upstream_markup_gaps", "includes_upstream_markup_gaps"):
         return (f"Under the authors' method {label}'s counter-offer 'gaps' are differences of "
                 "markups, not distances between answers; choose the corrected method.")
@@ -247,6 +247,21 @@ def _scope(lang: str, task: str) -> str:
     words = " ".join(w for w in (LANG_WORDS.get(lang, lang) if lang != "all" else "",
                                  TASK_WORDS.get(task, task)) if w)
     return f"{words} answers" if words else "answers"
+
+
+#: Below this share of answers with a usable number, a cell's figures rest on few answers and
+#: the page says so beside them (the missing answers may be the finding).
+THIN_USABLE_SHARE = 0.5
+
+
+def thin_data(label: str, n_usable: int, n_answers: int, what: str) -> str | None:
+    """The thin-data warning for one model's cell, or None when enough answers were usable.
+    ``what``: the figures that rest on them ("its deviations")."""
+    if n_answers <= 0 or n_usable >= THIN_USABLE_SHARE * n_answers:
+        return None
+    return (f"**Thin data:** only {100 * n_usable / n_answers:.1f} % of {label}'s answers here "
+            f"had a usable number ({n_usable:,} of {n_answers:,}), so {what} rest on few "
+            "answers and the missing answers themselves may be the finding.")
 
 
 def deviation(label: str, frame: pd.DataFrame, *, lang: str, task: str) -> str:

@@ -69,7 +69,7 @@ def coverage_text(kind: str, n_pairs: float | None, expected: int, has_value: bo
     if not has_value:
         if kind == "published":
             return "not reported in the paper for this cell"
-        return "not computed for this cell"
+        return "no usable answer pairs in this cell"  # none parsed, or none collected
     if n_pairs is None or (isinstance(n_pairs, float) and math.isnan(n_pairs)):
         return "paper does not report n" if kind == "published" else "n not recorded"
     share = 100.0 * float(n_pairs) / expected if expected else float("nan")

@@ -104,7 +104,7 @@ with ui.guard("Signed identity effects"):
         miss = data.rows("missingness", model=model, method=method, language=lang, task=task,
                          axis=axis)
     if eff.empty:
-        ui.no_rows("identity effects (this model has no answers for this cell)")
+        ui.no_rows("identity effects (no usable answer pairs of this model in this cell)")
     else:
         order = {v: i for i, v in enumerate(vocab.identifiers_of(axis))}
         eff = eff.assign(_o=eff["identifier_value"].map(order)).sort_values("_o").drop(
@@ -191,11 +191,13 @@ with ui.guard("Signed identity effects"):
         if len(block):
             b = block.iloc[0]
             p_ref = b.get("p_refusal_bh")
-            if float(b["unusable_rate"]) > 0.5:
+            if float(b["unusable_rate"]) > 1 - sentences.THIN_USABLE_SHARE:
                 st.warning(f"**Thin data:** {100 * float(b['unusable_rate']):.0f} % of "
-                           f"{label}'s answers in this cell had no usable number, so the "
-                           "effects above rest on few answers and the missing answers "
-                           "themselves may be the finding.", icon=":material/warning:")
+                           f"{label}'s answers in this cell had no usable number, so "
+                           + ("the effects above rest on few answers" if len(eff) else
+                              "there are no effects to show")
+                           + " and the missing answers themselves may be the finding.",
+                           icon=":material/warning:")
             ui.sentence(
                 f"{100 * float(b['refusal_rate']):.1f} % of {label}'s answers here were refusals "
                 f"and {100 * float(b['unusable_rate']):.1f} % had no usable number. "
@@ -214,6 +216,7 @@ st.subheader("How much of the gap is more than noise?")
 with ui.guard("The gap decomposition"):
     dec = data.rows("gap_decomposition", model=model, method=method, language=lang, task=task,
                     axis=(axis, vocab.ALL))
+    dec = dec[dec["mean_delta"].notna()]  # a row without pairs has nothing to split or show
     cell = dec[dec["axis"] == axis]
     n_flagged = (int(eff["significant"].fillna(False).astype(bool).sum())
                  if "significant" in eff else 0)

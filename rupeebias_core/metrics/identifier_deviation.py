@@ -3,6 +3,12 @@
 Per (language, task, axis) slice: mean value per identifier; grand = the *unweighted* mean of
 those identifier means; pct_dev = (mean_i − grand) / |grand| × 100 (slice skipped when
 |grand| < 1e-6). Aggregates over languages and/or tasks are plain means over available slices.
+
+A slice where fewer than :data:`MIN_IDENTIFIERS` identifiers have an answer is skipped too: the
+deviation of a lone identifier from an average of itself is 0 by construction, and shown as
+"0.00 %" it read as "answered exactly like the others" (the 1.5B model's salary estimates, where
+most answers are unusable, had such rows). The paper's runs always hold every identifier, so this
+never touches a slice the authors computed.
 """
 
 from __future__ import annotations
@@ -17,6 +23,9 @@ from rupeebias_core.metrics.blocks import ValueBlock
 
 ALL = "all"
 GRAND_EPS: float = 1e-6
+#: Identifiers a slice needs with at least one answer before a deviation from their average means
+#: anything (with one, it is 0 by construction).
+MIN_IDENTIFIERS = 2
 
 
 def slice_deviation(block: ValueBlock) -> dict[str, np.ndarray | str] | None:
@@ -26,7 +35,7 @@ def slice_deviation(block: ValueBlock) -> dict[str, np.ndarray | str] | None:
         means = np.nanmean(block.values, axis=(0, 1))
     counts = np.isfinite(block.values).sum(axis=(0, 1))
     present = counts > 0
-    if not present.any():
+    if present.sum() < MIN_IDENTIFIERS:
         return None
     grand = float(means[present].mean())
     if abs(grand) < GRAND_EPS:

@@ -219,6 +219,22 @@ def test_who_gets_less_page(open_page, synthetic_dir: Path) -> None:
     assert dict(at.query_params) == {"model": model, "task": "salary_estimation"}
 
 
+def test_who_gets_less_on_a_cell_without_answers_says_so(open_page, synthetic_dir: Path
+                                                         ) -> None:
+    # the raw model has no increment answers: the tables exist, this cell has no pairs, and the
+    # page must not say the decomposition is "not computed in this deployment"
+    eff = pd.read_parquet(synthetic_dir / "metrics" / "identity_effects.parquet")
+    model = str(eff["model"].iloc[0])
+    assert not (eff["task"] == "salary_increment_estimation").any()
+    at = open_page("who", {"model": model, "task": "salary_increment_estimation"})
+    assert not at.exception, at.exception
+    page = texts(at)
+    assert "no usable answer pairs of this model in this cell" in page
+    assert "has no usable answer pairs in this cell, so there is no gap to split" in page
+    assert "not computed in this deployment" not in page
+    assert not any("Axis" in t.columns for t in (frame_of(at, i) for i in range(len(at.dataframe))))
+
+
 def test_who_gets_less_without_the_tables(published_only_dir: Path, use_dir) -> None:
     from streamlit.testing.v1 import AppTest
 

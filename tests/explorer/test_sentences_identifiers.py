@@ -157,3 +157,12 @@ def test_the_decomposition_sentence_follows_its_test_and_its_placebo_evidence() 
                                                       "n_placebo_pairs": 5000,
                                                       "placebo_coverage": 0.46}), **kw)
     assert "covering 46 % of the identity pairs" in part
+
+
+def test_thin_data_warns_below_half_usable_and_not_at_it() -> None:
+    text = sentences.thin_data("Tiny", 133, 9396, "its deviations")
+    assert text is not None and "1.4 %" in text and "(133 of 9,396)" in text
+    assert "its deviations rest on few answers" in text
+    assert sentences.thin_data("Tiny", 50, 100, "x") is None  # exactly half: not thin
+    assert sentences.thin_data("Tiny", 49, 100, "x") is not None
+    assert sentences.thin_data("Tiny", 0, 0, "x") is None  # no answers: nothing to qualify

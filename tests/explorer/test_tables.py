@@ -43,7 +43,7 @@ def test_leaderboard_keeps_rows_without_a_value() -> None:
     assert math.isnan(row.loc[("pub-a", "Published (paper)"), "Overall Mean Δ%"])
     assert row.loc[("pub-a", "Published (paper)"), "Coverage"] == \
         "not reported in the paper for this cell"
-    assert row.loc[("both-c", "Computed here"), "Coverage"] == "not computed for this cell"
+    assert row.loc[("both-c", "Computed here"), "Coverage"] == "no usable answer pairs in this cell"
     assert row.loc[("comp-b", "Computed here"), "Coverage"].startswith("0.3% of pairs (1,000")
 
 

@@ -116,6 +116,23 @@ def test_identifier_deviation_by_hand() -> None:
     assert slice_deviation(_one(_frame(zero))) is None  # |grand| < 1e-6 skipped
 
 
+def test_identifier_deviation_needs_two_identifiers_with_answers() -> None:
+    # one identifier answered, the others unusable (NaN): its "deviation" from an average of
+    # itself would be 0 by construction, so the slice has none, and no aggregate counts it
+    lone = {("a", "P1", "Q1"): 100.0, ("b", "P1", "Q1"): math.nan, ("c", "P1", "Q1"): math.nan}
+    assert slice_deviation(_one(_frame(lone))) is None
+    full = {("a", "P1", "Q1"): 110.0, ("b", "P1", "Q1"): 90.0, ("c", "P1", "Q1"): 100.0}
+    rows = deviation_rows(build_blocks(pd.concat(
+        [_frame(full, task="t1"), _frame(lone, task="t2")])).values(), "m")
+    assert set(rows["task"]) == {"t1", "all"}
+    allall = rows[(rows.language == "all") & (rows.task == "all")].set_index("identifier_value")
+    assert allall.loc["a", "pct_dev"] == pytest.approx(10.0)
+    assert allall.loc["a", "n_slices"] == 1 and allall.loc["a", "n_rows"] == 1
+    two = {("a", "P1", "Q1"): 110.0, ("b", "P1", "Q1"): 90.0, ("c", "P1", "Q1"): math.nan}
+    dev = slice_deviation(_one(_frame(two)))
+    assert dev is not None and list(dev["pct_dev"]) == pytest.approx([10.0, -10.0])
+
+
 def test_fairness_ablation_unweighted_over_axes() -> None:
     frames = []
     for cond, gap in (("standard", 20.0), ("fairness", 10.0)):
