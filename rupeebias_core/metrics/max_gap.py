@@ -5,6 +5,10 @@ gap = (max − min) / ((max + min)/2) × 100. CI: resample *rows* with replaceme
 as upstream), recomputing the identifier means and the max/min each time; a replicate is skipped
 when an identifier disappears or the midpoint is 0, and ≥ 10 usable replicates are required.
 Upstream reseeded every cell with 42; we seed from ``mog:{model}:{task}:{axis}`` (SHA-256).
+
+With fewer than two identifiers answered there is no gap (NaN, no identifiers named): the gap
+of a lone identifier with itself is 0 by construction, and "Sunni vs Sunni: 0 %" read as a
+measured absence of bias. The paper's complete runs never have such a cell.
 """
 
 from __future__ import annotations
@@ -48,31 +52,32 @@ def max_gap(values: np.ndarray, identifiers: np.ndarray, key: str, method: Metho
         return MaxGap(math.nan, math.nan, math.nan, None, None, 0, 0)
     names, codes = np.unique(ids.astype(str), return_inverse=True)
     k = names.size
+    if k < 2:
+        return MaxGap(math.nan, math.nan, math.nan, None, None, int(v.size), int(k))
     means = np.bincount(codes, weights=v, minlength=k) / np.bincount(codes, minlength=k)
     top, bottom = int(np.argmax(means)), int(np.argmin(means))
     gap = float(signed_gap(means[top], means[bottom], method))
     lo = hi = math.nan
-    if k >= 2:
-        rng = rng_for(key)
-        n = v.size
-        reps = []
-        step = max(1, max_draws // n)
-        for start in range(0, n_resamples, step):
-            b = min(step, n_resamples - start)
-            idx = rng.integers(0, n, (b, n))
-            flat = codes.take(idx)  # (replicate, identifier) bin of every draw, in place
-            flat += np.arange(0, b * k, k)[:, None]
-            flat = flat.ravel()
-            sums = np.bincount(flat, weights=v.take(idx).ravel(),
-                               minlength=b * k).reshape(b, k)
-            cnts = np.bincount(flat, minlength=b * k).reshape(b, k)
-            full = (cnts > 0).all(axis=1)
-            m = sums[full] / cnts[full]
-            reps.append(signed_gap(m.max(axis=1), m.min(axis=1), method))
-        r = np.concatenate(reps)
-        r = r[np.isfinite(r)]
-        if r.size >= MIN_USABLE:
-            lo, hi = percentile_ci(r)
+    rng = rng_for(key)
+    n = v.size
+    reps = []
+    step = max(1, max_draws // n)
+    for start in range(0, n_resamples, step):
+        b = min(step, n_resamples - start)
+        idx = rng.integers(0, n, (b, n))
+        flat = codes.take(idx)  # (replicate, identifier) bin of every draw, in place
+        flat += np.arange(0, b * k, k)[:, None]
+        flat = flat.ravel()
+        sums = np.bincount(flat, weights=v.take(idx).ravel(),
+                           minlength=b * k).reshape(b, k)
+        cnts = np.bincount(flat, minlength=b * k).reshape(b, k)
+        full = (cnts > 0).all(axis=1)
+        m = sums[full] / cnts[full]
+        reps.append(signed_gap(m.max(axis=1), m.min(axis=1), method))
+    r = np.concatenate(reps)
+    r = r[np.isfinite(r)]
+    if r.size >= MIN_USABLE:
+        lo, hi = percentile_ci(r)
     return MaxGap(gap, lo, hi, str(names[top]), str(names[bottom]), int(v.size), int(k))
 
 

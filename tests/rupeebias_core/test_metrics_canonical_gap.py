@@ -92,6 +92,17 @@ def test_mog_ci_resamples_rows_and_needs_all_identifiers() -> None:
     assert math.isnan(few.gap_lo)
 
 
+def test_mog_needs_two_identifiers() -> None:
+    # a lone identifier's "gap" with itself would be 0 by construction: no gap, nobody named
+    lone = max_gap(np.array([100.0, 100.0, 90.0]), np.array(["Sunni"] * 3), "k")
+    assert math.isnan(lone.gap) and math.isnan(lone.gap_lo) and math.isnan(lone.gap_hi)
+    assert lone.top_identifier is None and lone.bottom_identifier is None
+    assert (lone.n_rows, lone.n_identifiers) == (3, 1)
+    two = max_gap(np.array([110.0, 90.0]), np.array(["a", "b"]), "k")
+    assert two.gap == pytest.approx(20.0) and (two.top_identifier, two.bottom_identifier) == (
+        "a", "b")
+
+
 def test_block_mog_pools_languages() -> None:
     block = _block({("a", "X", "en:Q1"): 10, ("a", "X", "hinglish:Q1"): 30,
                     ("b", "X", "en:Q1"): 10, ("b", "X", "hinglish:Q1"): 10})
