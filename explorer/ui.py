@@ -23,7 +23,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.elements.lib.column_types import ColumnConfig
 
-from explorer import charts, export, tables, vocab
+from explorer import charts, data, export, sentences, tables, vocab
 from explorer.data import DataUnavailable
 from explorer.state import PageState
 from rupeebias_core import registry
@@ -515,6 +515,31 @@ def guard(what: str) -> Iterator[None]:
         yield
     except DataUnavailable as exc:
         data_problem(exc, what)
+
+
+def thin_data(models: Sequence[str], method: str, language: str | Sequence[str], task: str,
+              labels: Mapping[str, str], what: str,
+              shown: Sequence[tuple[str, str]] | None = None) -> None:
+    """Warn beside a section's figures for each computed model whose answers in this use case
+    and language were mostly unusable (a figure from 19 answers reads like any other); nothing
+    when the data dir has no ``parse_health`` table. ``shown``: the (model, language) rows the
+    section shows, when not every one of them has a figure."""
+    with guard("Parse health"):
+        if not models or not data.present("parse_health"):
+            return
+        health = data.rows("parse_health", model=tuple(models), method=method,
+                           language=language, task=task, source_kind=("computed",))
+        if shown is not None:
+            keep = set(shown)
+            health = health[[(str(m), str(lg)) in keep for m, lg in
+                             zip(health["model"], health["language"], strict=True)]]
+        notes = [note for r in health.itertuples(index=False)
+                 if (note := sentences.thin_data(
+                     labels.get(str(r.model), str(r.model)), int(r.n_parsed), int(r.n_rows), what,
+                     "answers here" if isinstance(language, str) else
+                     f"{vocab.LANGUAGE_LABELS.get(str(r.language), r.language)} answers here"))]
+        if notes:
+            st.warning("\n\n".join(notes), icon=":material/warning:")
 
 
 def data_problem(exc: DataUnavailable, what: str = "This section") -> None:

@@ -165,7 +165,8 @@ def _body() -> None:
                 ui.sentence(sentences.deviation(labels.get(first, first),
                                                 frame[frame["Model ID"] == first],
                                                 lang=lang, task=task))
-                _thin_data(sorted(set(dev["model"])), shown)
+                ui.thin_data(sorted(set(dev["model"])), shown, lang, task, labels,
+                             "its deviations")
                 spec = charts.spec(
                     charts.deviation_dots, frame,
                     y_order=[v for v in vocab.IDENTIFIER_VALUES if v in present],
@@ -187,22 +188,6 @@ def _body() -> None:
                 with st.expander("Long format with n (one row per model × identifier)"):
                     ui.table(frame, f"identifier deviation long {shown} {axis} {lang} {task}",
                              f"{PAGE}-dev-long")
-
-
-    def _thin_data(shown_models: list[str], shown: str) -> None:
-        """Warn beside the deviations of each computed model whose answers in this use case
-        and language were mostly unusable (a deviation from 19 answers reads like any other)."""
-        with ui.guard("Parse health"):
-            if not data.present("parse_health"):  # an older data dir: no warning to give
-                return
-            health = data.rows("parse_health", model=shown_models, method=shown, language=lang,
-                               task=task, source_kind=("computed",))
-            notes = [note for r in health.itertuples(index=False)
-                     if (note := sentences.thin_data(labels.get(r.model, r.model),
-                                                     int(r.n_parsed), int(r.n_rows),
-                                                     "its deviations"))]
-            if notes:
-                st.warning("\n\n".join(notes), icon=":material/warning:")
 
 
     # ---- 2. canonical pair gaps ----------------------------------------------------------------

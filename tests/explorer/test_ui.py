@@ -116,3 +116,30 @@ def test_every_local_model_is_described_by_its_catalogue_sentence() -> None:
     assert not at.exception
     assert [i.value for i in at.info] == [  # one box, a line per model
         f"- {vocab.MODEL_NOTES[qwen.slug]}\n- {vocab.SMOLLM_NOTE}"]
+
+
+def test_thin_data_warns_only_for_the_rows_shown(monkeypatch) -> None:
+    from explorer import data
+
+    health = pd.DataFrame({"model": ["q", "q", "s"], "language": ["en", "hinglish", "en"],
+                           "n_parsed": [132, 1, 4000], "n_rows": [4698, 4698, 4698]})
+    asked: dict[str, object] = {}
+
+    def rows(table: str, **filters: object) -> pd.DataFrame:
+        asked.update(table=table, **filters)
+        return health
+    warned: list[str] = []
+    monkeypatch.setattr(data, "present", lambda table: True)
+    monkeypatch.setattr(data, "rows", rows)
+    monkeypatch.setattr(ui.st, "warning", lambda text, **kw: warned.append(text))
+    ui.thin_data(["q", "s"], "corrected", ("en", "hinglish"), "salary_estimation",
+                 {"q": "Qwen"}, "its changes", shown=[("q", "en"), ("s", "en")])
+    assert asked["table"] == "parse_health" and asked["task"] == "salary_estimation"
+    (text,) = warned
+    # q's English row is thin; q's Hinglish row is not shown; s has 85 % usable
+    assert "only 2.8 % of Qwen's English answers here" in text and "(132 of 4,698)" in text
+    assert "Hinglish" not in text and "s's" not in text
+    warned.clear()
+    monkeypatch.setattr(data, "present", lambda table: False)  # an older data dir
+    ui.thin_data(["q"], "corrected", "en", "salary_estimation", {}, "x")
+    assert warned == []
