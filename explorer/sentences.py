@@ -257,7 +257,7 @@ THIN_USABLE_SHARE = 0.5
 def thin_data(label: str, n_usable: int, n_answers: int, what: str,
               answers: str = "answers here") -> str | None:
     """The thin-data warning for one model's cell, or None when enough answers were usable.
-    ``what``: the figures that rest on them ("its deviations"); ``answers``: which answers
+    ``what``: the figures and their verb ("its deviations rest"); ``answers``: which answers
     ("English answers here")."""
     if n_answers <= 0 or n_usable >= THIN_USABLE_SHARE * n_answers:
         return None
@@ -265,7 +265,7 @@ def thin_data(label: str, n_usable: int, n_answers: int, what: str,
     return (f"**Thin data:** only {pct:.1f}" if pct >= 0.1 or pct == 0 else
             f"**Thin data:** only {pct:.2f}") + (
         f" % of {label}'s {answers} had a usable number ({n_usable:,} of {n_answers:,}): "
-        f"{what} rest on those alone, and the missing answers themselves may be the finding.")
+        f"{what} on those alone, and the missing answers themselves may be the finding.")
 
 
 def deviation(label: str, frame: pd.DataFrame, *, lang: str, task: str) -> str:

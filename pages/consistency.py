@@ -446,7 +446,7 @@ def _body() -> None:
                     laned(numeric, draw_fair, value="Change (points)")
                 comp = numeric[numeric["source_kind"] == "computed"]
                 ui.thin_data(sorted(set(comp["Model ID"])), method, langs, "salary_estimation",
-                             labels, "its changes",
+                             labels, "its changes rest",
                              shown=list(zip(comp["Model ID"], fa.loc[comp.index, "language"],
                                             strict=True)))
                 ui.table(frame, f"fairness instruction {lang}", f"{PAGE}-fair-table")

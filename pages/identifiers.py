@@ -166,7 +166,7 @@ def _body() -> None:
                                                 frame[frame["Model ID"] == first],
                                                 lang=lang, task=task))
                 ui.thin_data(sorted(set(dev["model"])), shown, lang, task, labels,
-                             "its deviations")
+                             "its deviations rest")
                 spec = charts.spec(
                     charts.deviation_dots, frame,
                     y_order=[v for v in vocab.IDENTIFIER_VALUES if v in present],

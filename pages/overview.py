@@ -192,6 +192,10 @@ def _body() -> None:
                     text += " " + _decomposition_sentence(str(top["Model ID"]), str(top["Model"]),
                                                           lang_code, method)
                 ui.sentence(text)
+            if kind == "computed" and len(ranked):
+                ui.thin_data(list(ranked["Model ID"]), method, lang, task,
+                             dict(zip(ranked["Model ID"], ranked["Model"], strict=True)),
+                             "its Mean Δ% rests")
         ui.explain(
             f"**{scope}.** {len(board)} row(s)"
             + (f"; {n_empty} without a number for this cell (reason in *Coverage*)" if n_empty

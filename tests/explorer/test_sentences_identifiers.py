@@ -160,7 +160,7 @@ def test_the_decomposition_sentence_follows_its_test_and_its_placebo_evidence() 
 
 
 def test_thin_data_warns_below_half_usable_and_not_at_it() -> None:
-    text = sentences.thin_data("Tiny", 133, 9396, "its deviations")
+    text = sentences.thin_data("Tiny", 133, 9396, "its deviations rest")
     assert text is not None and "1.4 %" in text and "(133 of 9,396)" in text
     assert "its deviations rest on those alone" in text
     assert "only 0.02 %" in (sentences.thin_data("Tiny", 1, 4698, "x") or "")

@@ -242,3 +242,30 @@ def test_language_shift_chart_draws_no_empty_rows_and_sources_only_what_it_draws
     assert "Published" in json.dumps(spec, ensure_ascii=False)
     subtitle = " ".join(spec["title"]["subtitle"])
     assert "Source: RupeeBias paper" in subtitle and "Computed with" not in subtitle
+
+
+def test_thin_cells_are_said_to_be_thin_and_lone_identifiers_get_no_number(shipped: Path
+                                                                            ) -> None:
+    # Qwen's salary estimates are almost all unusable ("### 10000 INR"): the Overview's computed
+    # lane says so beside its Mean Δ%, with the share from parse_health
+    health = pd.read_parquet(SHIPPED / "metrics" / "parse_health.parquet")
+    row = health[(health["model"] == "qwen2.5-coder-1.5b-instruct")
+                 & (health["method"] == "corrected") & (health["language"] == "all")
+                 & (health["task"] == "salary_estimation")].iloc[0]
+    assert row["n_parsed"] < 0.5 * row["n_rows"]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["method"] = "corrected"
+    at.query_params["task"] = "salary_estimation"
+    at.run()
+    assert not at.exception, at.exception
+    thin = " ".join(w.value for w in at.warning if "Thin data" in w.value)
+    assert f"Qwen2.5-Coder-1.5B-Instruct (local)'s answers here had a usable number " \
+           f"({int(row['n_parsed']):,} of {int(row['n_rows']):,})" in thin
+    # no deviation or maximum gap is computed from a single identifier (0 by construction)
+    dev = pd.read_parquet(SHIPPED / "metrics" / "identifier_deviation.parquet")
+    per_slice = dev[(dev["language"] != "all") & (dev["task"] != "all")].groupby(
+        ["model", "method", "language", "task", "axis"])["identifier_value"].nunique()
+    assert (per_slice >= 2).all()
+    mog = pd.read_parquet(SHIPPED / "metrics" / "max_gaps.parquet")
+    assert mog.loc[mog["n_identifiers"] < 2, "gap"].isna().all()
+    assert (mog["top_identifier"] != mog["bottom_identifier"]).any()

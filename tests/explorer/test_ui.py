@@ -133,7 +133,7 @@ def test_thin_data_warns_only_for_the_rows_shown(monkeypatch) -> None:
     monkeypatch.setattr(data, "rows", rows)
     monkeypatch.setattr(ui.st, "warning", lambda text, **kw: warned.append(text))
     ui.thin_data(["q", "s"], "corrected", ("en", "hinglish"), "salary_estimation",
-                 {"q": "Qwen"}, "its changes", shown=[("q", "en"), ("s", "en")])
+                 {"q": "Qwen"}, "its changes rest", shown=[("q", "en"), ("s", "en")])
     assert asked["table"] == "parse_health" and asked["task"] == "salary_estimation"
     (text,) = warned
     # q's English row is thin; q's Hinglish row is not shown; s has 85 % usable
