@@ -185,6 +185,8 @@ def _body() -> None:
                                       zip(frame["Mean Δ%"], frame["CI low"], frame["CI high"],
                                           strict=True)]
                     ui.explain("Darker = larger gap. Each cell reads Mean Δ% [95% CI].")
+                    ui.thin_data(sorted(set(sub.loc[sub["source_kind"] == "computed", "model"])),
+                                 method, lang, hm_task, labels, "its cells rest")
                     rows = list(dict.fromkeys(frame["Model"]))
                     spec = charts.spec(
                         charts.heatmap, frame, x="Axis", y="Model", value="Mean Δ%", text="Label",

@@ -269,3 +269,16 @@ def test_thin_cells_are_said_to_be_thin_and_lone_identifiers_get_no_number(shipp
     mog = pd.read_parquet(SHIPPED / "metrics" / "max_gaps.parquet")
     assert mog.loc[mog["n_identifiers"] < 2, "gap"].isna().all()
     assert (mog["top_identifier"] != mog["bottom_identifier"]).any()
+
+
+def test_axes_heatmap_says_when_a_use_case_is_thin(shipped: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page(PAGES["axes"])
+    for key, value in {"view": "heatmap", "hm_task": "salary_estimation",
+                       "method": "corrected"}.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    thin = " ".join(w.value for w in at.warning if "Thin data" in w.value)
+    assert "Qwen2.5-Coder-1.5B-Instruct (local)'s answers here" in thin
+    assert "its cells rest on those alone" in thin
