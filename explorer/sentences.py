@@ -9,7 +9,7 @@ text (never draw), so tests can check them and pages decide where they go.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import SupportsFloat, TypeGuard
 
 import pandas as pd
@@ -259,13 +259,39 @@ def thin_data(label: str, n_usable: int, n_answers: int, what: str,
     """The thin-data warning for one model's cell, or None when enough answers were usable.
     ``what``: the figures and their verb ("its deviations rest"); ``answers``: which answers
     ("English answers here")."""
-    if n_answers <= 0 or n_usable >= THIN_USABLE_SHARE * n_answers:
+    if not _thin(n_usable, n_answers):
         return None
+    return (f"**Thin data:** only {_share(n_usable, n_answers)} % of {label}'s {answers} had a "
+            f"usable number ({n_usable:,} of {n_answers:,}): {what} on those alone, and the "
+            "missing answers themselves may be the finding.")
+
+
+def thin_data_cells(label: str, cells: Sequence[tuple[str, int, int]], what: str,
+                    answers: str = "answers here") -> str | None:
+    """One model's thin-data warning over several use cases shown together (a radar, a dot plot
+    of every use case), or None when none is thin. ``cells``: (use-case label, usable answers,
+    answers); ``what`` as in :func:`thin_data`, read for the thin use cases ("its gaps there
+    rest")."""
+    thin = [(task, u, n) for task, u, n in cells if _thin(u, n)]
+    if not thin:
+        return None
+    if len(thin) == 1:
+        (task, u, n), = thin
+        return thin_data(label, u, n, what, answers.replace("answers", f"{task} answers", 1))
+    listed = "; ".join(f"{task} {_share(u, n)} % ({u:,} of {n:,})" for task, u, n in thin)
+    return (f"**Thin data:** few of {label}'s {answers} had a usable number in {len(thin)} use "
+            f"cases — {listed}: {what} on those alone, and the missing answers themselves may "
+            "be the finding.")
+
+
+def _thin(n_usable: int, n_answers: int) -> bool:
+    return n_answers > 0 and n_usable < THIN_USABLE_SHARE * n_answers
+
+
+def _share(n_usable: int, n_answers: int) -> str:
+    """Usable share in %, with a second decimal below 0.1 % so that 1 of 4,698 is not "0.0"."""
     pct = 100 * n_usable / n_answers
-    return (f"**Thin data:** only {pct:.1f}" if pct >= 0.1 or pct == 0 else
-            f"**Thin data:** only {pct:.2f}") + (
-        f" % of {label}'s {answers} had a usable number ({n_usable:,} of {n_answers:,}): "
-        f"{what} on those alone, and the missing answers themselves may be the finding.")
+    return f"{pct:.1f}" if pct >= 0.1 or pct == 0 else f"{pct:.2f}"
 
 
 def deviation(label: str, frame: pd.DataFrame, *, lang: str, task: str) -> str:

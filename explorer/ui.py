@@ -14,7 +14,7 @@ import io
 import math
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -517,27 +517,48 @@ def guard(what: str) -> Iterator[None]:
         data_problem(exc, what)
 
 
-def thin_data(models: Sequence[str], method: str, language: str | Sequence[str], task: str,
-              labels: Mapping[str, str], what: str,
-              shown: Sequence[tuple[str, str]] | None = None) -> None:
+def thin_data(models: Sequence[str], method: str, language: str | Sequence[str],
+              task: str | Sequence[str], labels: Mapping[str, str], what: str,
+              shown: Sequence[tuple[str, str]] | None = None,
+              shown_tasks: Collection[tuple[str, str]] | None = None) -> None:
     """Warn beside a section's figures for each computed model whose answers in this use case
     and language were mostly unusable (a figure from 19 answers reads like any other); nothing
-    when the data dir has no ``parse_health`` table. ``shown``: the (model, language) rows the
-    section shows, when not every one of them has a figure."""
+    when the data dir has no ``parse_health`` table. ``task``: one use case, or the several a
+    chart shows together (then one warning per model names its thin use cases). ``shown``: the
+    (model, language) rows the section shows, and ``shown_tasks`` its (model, use case) cells,
+    when not every one of them has a figure."""
     with guard("Parse health"):
         if not models or not data.present("parse_health"):
             return
+        several = not isinstance(task, str)
         health = data.rows("parse_health", model=tuple(models), method=method,
-                           language=language, task=task, source_kind=("computed",))
+                           language=language, task=task if isinstance(task, str) else tuple(task),
+                           source_kind=("computed",))
         if shown is not None:
             keep = set(shown)
             health = health[[(str(m), str(lg)) in keep for m, lg in
                              zip(health["model"], health["language"], strict=True)]]
-        notes = [note for r in health.itertuples(index=False)
-                 if (note := sentences.thin_data(
-                     labels.get(str(r.model), str(r.model)), int(r.n_parsed), int(r.n_rows), what,
-                     "answers here" if isinstance(language, str) else
-                     f"{vocab.LANGUAGE_LABELS.get(str(r.language), r.language)} answers here"))]
+        if shown_tasks is not None:
+            keep = set(shown_tasks)
+            health = health[[(str(m), str(t)) in keep for m, t in
+                             zip(health["model"], health["task"], strict=True)]]
+        notes: list[str] = []
+        for (model, lang), part in health.groupby(["model", "language"], sort=False):
+            label = labels.get(str(model), str(model))
+            answers = ("answers here" if isinstance(language, str) else
+                       f"{vocab.LANGUAGE_LABELS.get(str(lang), lang)} answers here")
+            if several:
+                order = {t: i for i, t in enumerate(task)}
+                part = part.sort_values("task", key=lambda c: c.map(order))
+                note = sentences.thin_data_cells(
+                    label, [(vocab.TASK_LABELS.get(str(r.task), str(r.task)).lower(),
+                             int(r.n_parsed), int(r.n_rows)) for r in part.itertuples()],
+                    what, answers)
+                notes += [note] if note else []
+            else:
+                notes += [n for r in part.itertuples(index=False)
+                          if (n := sentences.thin_data(label, int(r.n_parsed), int(r.n_rows),
+                                                       what, answers))]
         if notes:
             st.warning("\n\n".join(notes), icon=":material/warning:")
 

@@ -96,6 +96,15 @@ def _body() -> None:
                 ["Model", "source", "language", "Use case", "axis", "mean_delta", "mean_delta_lo",
                  "mean_delta_hi", "n_pairs"]]
 
+        def thin(part: pd.DataFrame) -> None:
+            """The thin-data warning for the computed models' use cases this view shows."""
+            comp = part[part["source_kind"] == "computed"]
+            shown = set(comp["task"])
+            ui.thin_data(sorted(set(comp["model"])), method, lang,
+                         [t for t in (*vocab.TASKS, vocab.ALL) if t in shown], labels,
+                         "its gaps there rest",
+                         shown_tasks=set(zip(comp["model"], comp["task"], strict=True)))
+
         box, view = ui.lazy_tabs(ps, "view", VIEWS)
         with box:
             panel = {(m, k): f"{labels.get(m, m)} · {vocab.SOURCE_LABELS[k]}"
@@ -110,6 +119,7 @@ def _body() -> None:
                     for kind in [k for k in vocab.SOURCE_KINDS if k in set(cells["source_kind"])]:
                         lane_cells = cells[cells["source_kind"] == kind]
                         ui.lane(kind)
+                        thin(lane_cells)
                         panels = {panel[key]: sub for key, sub in
                                   lane_cells.groupby(["model", "source_kind"], sort=False)}
                         rdata = charts.radar_data(panels, shared=ps.value("scale") == "shared",
@@ -146,6 +156,7 @@ def _body() -> None:
                     for kind in [k for k in vocab.SOURCE_KINDS if k in set(frame["Kind"])]:
                         part = frame[frame["Kind"] == kind].drop(columns="Kind")
                         ui.lane(kind)
+                        thin(cells[cells["source_kind"] == kind])
                         ui.clip_caption(part, "Mean Δ%", "CI low", "CI high")
                         spec = charts.spec(
                             charts.ci_dots, part, x="Mean Δ%", lo="CI low", hi="CI high", y="Axis",
@@ -210,6 +221,7 @@ def _body() -> None:
                     "Model ID": cells["model"]})
                 if hidden:
                     ui.explain(f"{hidden} alternative published transcription row(s) set aside.")
+                thin(cells)
                 ui.table(table, f"axes use cases {lang}", f"{PAGE}-table")
 
     st.divider()

@@ -167,3 +167,19 @@ def test_thin_data_warns_below_half_usable_and_not_at_it() -> None:
     assert sentences.thin_data("Tiny", 50, 100, "x") is None  # exactly half: not thin
     assert sentences.thin_data("Tiny", 49, 100, "x") is not None
     assert sentences.thin_data("Tiny", 0, 0, "x") is None  # no answers: nothing to qualify
+
+
+def test_thin_data_over_several_use_cases_names_only_the_thin_ones() -> None:
+    cells = [("salary estimation", 2089, 4698), ("salary increment", 6970, 7047),
+             ("service pricing (client)", 28, 1566), ("service pricing (vendor)", 1, 4698)]
+    text = sentences.thin_data_cells("Tiny", cells, "its gaps there rest", "English answers here")
+    assert text is not None and "in 3 use cases" in text
+    assert "salary estimation 44.5 % (2,089 of 4,698)" in text
+    assert "service pricing (client) 1.8 % (28 of 1,566)" in text
+    assert "service pricing (vendor) 0.02 % (1 of 4,698)" in text
+    assert "salary increment" not in text  # 98.9 % usable
+    assert "Tiny's English answers here" in text and "its gaps there rest on those alone" in text
+    # one thin use case reads like the single-cell warning, naming the use case
+    one = sentences.thin_data_cells("Tiny", cells[:2], "its gaps there rest")
+    assert one is not None and "only 44.5 % of Tiny's salary estimation answers here" in one
+    assert sentences.thin_data_cells("Tiny", [cells[1]], "x") is None

@@ -282,3 +282,24 @@ def test_axes_heatmap_says_when_a_use_case_is_thin(shipped: Path) -> None:
     thin = " ".join(w.value for w in at.warning if "Thin data" in w.value)
     assert "Qwen2.5-Coder-1.5B-Instruct (local)'s answers here" in thin
     assert "its cells rest on those alone" in thin
+
+
+def test_axes_dot_plot_says_which_use_cases_are_thin(shipped: Path) -> None:
+    # SmolLM2's English service-pricing answers rarely hold a usable number (parse_health): the
+    # dot plot of every use case names them beside the computed lane
+    health = pd.read_parquet(SHIPPED / "metrics" / "parse_health.parquet")
+    row = health[(health["model"] == "smollm2-135m-instruct") & (health["method"] == "upstream")
+                 & (health["language"] == "en")
+                 & (health["task"] == "service_pricing_client")].iloc[0]
+    assert row["n_parsed"] < 0.5 * row["n_rows"]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page(PAGES["axes"])
+    at.query_params["view"] = "dots"
+    at.run()
+    assert not at.exception, at.exception
+    thin = " ".join(w.value for w in at.warning if "Thin data" in w.value)
+    assert "SmolLM2-135M-Instruct (bundled)'s answers here" in thin
+    share = 100 * row["n_parsed"] / row["n_rows"]
+    assert (f"service pricing (client) {share:.1f} % ({int(row['n_parsed']):,} of "
+            f"{int(row['n_rows']):,})") in thin
+    assert "its gaps there rest on those alone" in thin

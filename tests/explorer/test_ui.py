@@ -143,3 +143,37 @@ def test_thin_data_warns_only_for_the_rows_shown(monkeypatch) -> None:
     monkeypatch.setattr(data, "present", lambda table: False)  # an older data dir
     ui.thin_data(["q"], "corrected", "en", "salary_estimation", {}, "x")
     assert warned == []
+
+
+def test_thin_data_over_several_use_cases_warns_once_per_model(monkeypatch) -> None:
+    from explorer import data
+
+    health = pd.DataFrame({"model": ["s", "s", "s", "q", "q"], "language": ["en"] * 5,
+                           "task": ["service_pricing_client", "salary_estimation",
+                                    "salary_increment_estimation", "salary_estimation",
+                                    "salary_increment_estimation"],
+                           "n_parsed": [28, 2089, 6970, 4000, 7000],
+                           "n_rows": [1566, 4698, 7047, 4698, 7047]})
+    asked: dict[str, object] = {}
+
+    def rows(table: str, **filters: object) -> pd.DataFrame:
+        asked.update(table=table, **filters)
+        return health
+    warned: list[str] = []
+    monkeypatch.setattr(data, "present", lambda table: True)
+    monkeypatch.setattr(data, "rows", rows)
+    monkeypatch.setattr(ui.st, "warning", lambda text, **kw: warned.append(text))
+    tasks = ["salary_estimation", "salary_increment_estimation", "service_pricing_client"]
+    ui.thin_data(["q", "s"], "upstream", "en", tasks, {"s": "Small"}, "its gaps there rest")
+    assert asked["task"] == tuple(tasks)
+    (text,) = warned
+    # one paragraph for Small, its thin use cases in the page's order; q is not thin anywhere
+    assert text.count("**Thin data:**") == 1 and "q's" not in text
+    assert text.index("salary estimation 44.5 %") < text.index("service pricing (client) 1.8 %")
+    # a use case the chart has no figure for (no usable answer at all) is not said to "rest"
+    warned.clear()
+    ui.thin_data(["q", "s"], "upstream", "en", tasks, {"s": "Small"}, "its gaps there rest",
+                 shown_tasks={("s", "salary_estimation"), ("s", "salary_increment_estimation")})
+    (text,) = warned
+    assert "only 44.5 % of Small's salary estimation answers here" in text
+    assert "service pricing" not in text
