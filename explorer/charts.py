@@ -529,14 +529,25 @@ def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
                      frame)
 
 
+#: Fewest models for which the quadrant draws its median lines.
+QUADRANT_MIN_MODELS = 3
+#: The quadrant's y title: at most ~32 characters, or it sticks out above a 440-px chart's plot.
+QUADRANT_Y_TITLE = "Kendall's W — more consistent ↑"
+
+
 def quadrant(frame: pd.DataFrame, *, x: str, y: str) -> alt.LayerChart:
-    """Mean Δ% vs Kendall's W: open-weight models are triangles, closed ones circles."""
+    """Mean Δ% vs Kendall's W: open-weight models are triangles, closed ones circles.
+
+    Both axes start at 0: fitted to the data, two models whose W differ by 0.004 (far less
+    than its Monte-Carlo and sampling noise) filled the whole height and read as opposites.
+    The y title is short: a title longer than the plot is high stuck out above it, and Vega
+    then laid the chart's title block out above the chart's box, where it was cut off. Median
+    lines need at least three models: between two they only split the pair."""
     xch = alt.X(field=x, type=_Q, title="Mean Δ% (unweighted) — bigger gaps →",
-                scale=alt.Scale(zero=False))
-    ych = alt.Y(field=y, type=_Q, title="Mean Kendall's W — more consistent ordering ↑",
-                scale=alt.Scale(zero=False))
+                scale=alt.Scale(zero=True))
+    ych = alt.Y(field=y, type=_Q, title=QUADRANT_Y_TITLE, scale=alt.Scale(zero=True))
     layers: list[alt.Chart] = []
-    if len(frame) >= 2:
+    if len(frame) >= QUADRANT_MIN_MODELS:
         layers += [_rule_at(float(frame[x].median())),
                    _rule_at(float(frame[y].median()), channel="y")]
     layers.append(alt.Chart().mark_point(filled=True, size=130).encode(

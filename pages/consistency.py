@@ -225,10 +225,11 @@ def _body() -> None:
             ui.explain(
                 "Gap size (x) against ordering consistency (y), as the paper's Figure 3b. Right = "
                 "bigger gaps; up = the same identities are favoured more consistently. Triangles "
-                "are open-weight models, circles closed ones. Dashed lines are medians of the "
-                "models shown. x is the unweighted mean over use case × axis cells, averaged over "
-                "English and Hinglish; for published models only the six per-axis cells exist "
-                "(Tables 3/4), so their x uses those — the *x basis* column says which.")
+                "are open-weight models, circles closed ones; both axes start at 0. Dashed lines "
+                "are medians of the models shown (three or more). x is the unweighted mean over "
+                "use case × axis cells, averaged over English and Hinglish; for published models "
+                "only the six per-axis cells exist (Tables 3/4), so their x uses those — the "
+                "*x basis* column says which.")
             cells = data.rows("delta", model=sel_models, language=vocab.LANGUAGES, axis=vocab.AXES,
                               source_kind=kinds, method=method)
             cells, _ = tables.prefer_published(cells, ["model", "language", "task", "axis"])
@@ -258,7 +259,9 @@ def _body() -> None:
                                               "Fig. 3b)", kind),
                              subtitle=ui.scope("English and Hinglish averaged",
                                                vocab.METHOD_LABELS[method],
-                                               "dashed lines: medians of the models shown"),
+                                               "dashed lines: medians of the models shown"
+                                               if len(part) >= charts.QUADRANT_MIN_MODELS
+                                               else ""),
                              source=ui.source_line(lane_rows, labels))
 
                 laned(quad, draw_quad)

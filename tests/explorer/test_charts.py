@@ -129,3 +129,20 @@ def test_spec_is_kept_per_builder_and_arguments() -> None:
         charts.spec(counted, frame, **{**kw, "y_order": wrap(long)})
         charts.spec(counted, frame, **{**kw, "y_order": wrap(changed)})
     assert len(calls) == 6
+
+
+def test_quadrant_axes_start_at_zero_and_two_models_get_no_median_lines() -> None:
+    # two computed models with W 0.153 and 0.157 filled the whole height (zero=False)
+    two = pd.DataFrame({"Model": ["a", "b"], "Source type": ["Computed here"] * 2,
+                        "x": [8.6, 46.0], "y": [0.157, 0.153], "x basis": ["x"] * 2,
+                        "Weights": ["open"] * 2})
+    spec = charts.to_spec(charts.quadrant(two, x="x", y="y"))
+    layers = spec["layer"]
+    assert all(layer["mark"]["type"] != "rule" for layer in layers)
+    enc = layers[-1]["encoding"]
+    assert enc["x"]["scale"]["zero"] is True and enc["y"]["scale"]["zero"] is True
+    # a y title longer than the plot pushed the chart's title block out of its box (seen)
+    assert len(enc["y"]["title"]) <= 32
+    three = pd.concat([two, two.head(1).assign(Model="c", x=20.0, y=0.2)])
+    spec = charts.to_spec(charts.quadrant(three, x="x", y="y"))
+    assert sum(layer["mark"]["type"] == "rule" for layer in spec["layer"]) == 2
