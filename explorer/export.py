@@ -29,6 +29,7 @@ import copy
 import datetime as dt
 import io
 import json
+import textwrap
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -70,9 +71,19 @@ def provenance(title: str, subtitle: str = "", source: str = "",
     return Provenance(title.strip(), subtitle.strip(), source.strip(), date or today())
 
 
+#: Longest subtitle line, in characters (~530 px at 11 px): a longer one — the source line of a
+#: chart with published and computed models names every model — made Vega squeeze the plot to
+#: make room for it and still cut it off on screen.
+SUBTITLE_WRAP = 96
+
+
 def title_block(prov: Provenance) -> dict[str, object]:
-    """A Vega-Lite title: title, then the filters, then the source line and the date."""
-    return {"text": prov.title, "subtitle": prov.lines(), "anchor": "start", "fontSize": 14,
+    """A Vega-Lite title: title, then the filters, then the source line and the date, each
+    wrapped at :data:`SUBTITLE_WRAP` characters."""
+    lines = [part for line in prov.lines()
+             for part in textwrap.wrap(line, SUBTITLE_WRAP, break_long_words=False,
+                                       break_on_hyphens=False)]
+    return {"text": prov.title, "subtitle": lines, "anchor": "start", "fontSize": 14,
             "subtitleColor": "#444444", "subtitleFontSize": 11, "offset": 10,
             "limit": 0, "subtitleLimit": 0}
 

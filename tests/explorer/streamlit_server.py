@@ -110,6 +110,27 @@ def wait_run_done(page: Page, title: str, marker: str, timeout_ms: float = 90_00
     page.wait_for_function(f"() => !({BUSY_JS})()", timeout=timeout_ms)
 
 
+#: Text of a Vega SVG that must lie inside it: titles, subtitles, axis and legend titles, axis
+#: labels. A y title longer than its plot pushed the quadrant's title block above the SVG.
+_CHART_TEXT = (".role-title-text, .role-title-subtitle, .role-axis-title, .role-legend-title, "
+               ".role-axis-label text")
+
+
+def charts_clipped(page: Page) -> list[list[object]]:
+    """Every chart text cut off by its own SVG's edge: [chart index, role, text, px outside]."""
+    clipped: list[list[object]] = page.evaluate(
+        """(sel) => [...document.querySelectorAll('.vega-embed svg.marks')].flatMap((svg, i) => {
+          const s = svg.getBoundingClientRect();
+          return [...svg.querySelectorAll(sel)].map(t => [t, t.getBoundingClientRect()])
+            .filter(([, r]) => r.height > 0)
+            .map(([t, r]) => [i, t.getAttribute('class'), (t.textContent || '').slice(0, 60),
+                              Math.round(Math.max(s.top - r.top, r.bottom - s.bottom,
+                                                  s.left - r.left, r.right - s.right))])
+            .filter(row => row[3] > 1);
+        })""", _CHART_TEXT)
+    return clipped
+
+
 def charts_drawn(page: Page) -> list[float]:
     """Heights of every drawn chart (the Vega canvas/SVG, not the empty embed box)."""
     page.locator(".vega-embed").first.wait_for(timeout=60_000)

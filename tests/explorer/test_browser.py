@@ -20,6 +20,7 @@ import pytest
 from tests.explorer.streamlit_server import (
     CHROMIUM,
     PAGES,
+    charts_clipped,
     charts_drawn,
     chromium_page,
     serve_app,
@@ -171,6 +172,7 @@ def test_every_page_and_tab_in_a_real_browser(server: str, browser_page: object,
     if path not in ("try_prompt", "methodology") and (path, query) not in NO_CHART:
         heights = charts_drawn(page)
         assert heights and min(heights) > 60, heights
+        assert not charts_clipped(page)
     if path in PAPER_PAGES and not query:
         assert page.get_by_text(PAPER_LABEL, exact=False).count() >= 1
     page.wait_for_timeout(300)
@@ -204,6 +206,7 @@ def test_every_page_on_the_shipped_data(shipped_server: str, browser_page: objec
     if path not in ("try_prompt", "methodology", "who_gets_less"):
         heights = charts_drawn(page)
         assert heights and min(heights) > 60, heights
+        assert not charts_clipped(page)
     if path in PAPER_PAGES:
         assert page.get_by_text(PAPER_LABEL, exact=False).count() >= 1
     page.wait_for_timeout(300)

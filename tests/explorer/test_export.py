@@ -125,3 +125,14 @@ def test_source_line_names_no_model_whose_gaps_were_blanked() -> None:
     assert ui.source_line(both, {"tiny": "Tiny 1M"}) == \
         "Source: RupeeBias paper, Table 3 (published)"
     assert "Tiny 1M" in ui.source_line(both.assign(note=None), {"tiny": "Tiny 1M"})
+
+
+def test_long_subtitle_lines_wrap_and_lose_nothing() -> None:
+    # a source line naming every model was wider than the chart: Vega squeezed the plot and
+    # still cut the line off
+    models = "; ".join(f"39,150 answers of Model-{i} (local)" for i in range(6))
+    prov = export.provenance("T", "All use cases · English", f"Computed with X from {models}")
+    lines = export.title_block(prov)["subtitle"]
+    assert isinstance(lines, list) and len(lines) >= 3
+    assert all(len(line) <= export.SUBTITLE_WRAP for line in lines)
+    assert " ".join(lines) == " ".join(prov.lines())
