@@ -93,10 +93,18 @@ def _single_view(spec: Mapping[str, Any]) -> bool:
         k in spec for k in ("facet", "hconcat", "vconcat", "concat", "repeat"))
 
 
+#: On screen, a title or subtitle line wider than the chart's box ends in "…" (the PNG/SVG
+#: export keeps it whole): unlimited, a line wider than a phone's screen made Vega shrink the
+#: plot to nothing to make room for it, and was cut off anyway.
+SCREEN_TITLE_LIMIT = {"expr": "max(160, containerSize()[0] - 24)"}
+
+
 def screen_spec(spec: dict[str, Any], prov: Provenance) -> dict[str, Any]:
-    """The on-screen spec: the title block and room on the right for edge labels."""
+    """The on-screen spec: the title block, each line at most as wide as the chart's box, and
+    room on the right for edge labels."""
     out = dict(spec)
-    out["title"] = title_block(prov)
+    out["title"] = {**title_block(prov), "limit": SCREEN_TITLE_LIMIT,
+                    "subtitleLimit": SCREEN_TITLE_LIMIT}
     out.setdefault("padding", {"left": 5, "right": 40, "top": 5, "bottom": 5})
     return out
 

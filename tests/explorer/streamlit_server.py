@@ -116,8 +116,13 @@ _CHART_TEXT = (".role-title-text, .role-title-subtitle, .role-axis-title, .role-
                ".role-axis-label text")
 
 
-def charts_clipped(page: Page) -> list[list[object]]:
-    """Every chart text cut off by its own SVG's edge: [chart index, role, text, px outside]."""
+#: A chart's title block alone.
+CHART_TITLES = ".role-title-text, .role-title-subtitle"
+
+
+def charts_clipped(page: Page, roles: str = _CHART_TEXT) -> list[list[object]]:
+    """Every chart text (of ``roles``, CSS selectors) cut off by its own SVG's edge:
+    [chart index, role, text, px outside]."""
     clipped: list[list[object]] = page.evaluate(
         """(sel) => [...document.querySelectorAll('.vega-embed svg.marks')].flatMap((svg, i) => {
           const s = svg.getBoundingClientRect();
@@ -127,7 +132,7 @@ def charts_clipped(page: Page) -> list[list[object]]:
                               Math.round(Math.max(s.top - r.top, r.bottom - s.bottom,
                                                   s.left - r.left, r.right - s.right))])
             .filter(row => row[3] > 1);
-        })""", _CHART_TEXT)
+        })""", roles)
     return clipped
 
 
