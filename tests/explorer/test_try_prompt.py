@@ -61,7 +61,9 @@ def _uses_navigation() -> bool:
 
 def open_page(secrets: dict[str, Any] | None = None,
               query: dict[str, Any] | None = None) -> AppTest:
-    """The page as a visitor reaches it: via app.py's navigation when it exists."""
+    """The page as a visitor reaches it: via app.py's navigation when it exists. On the
+    salary-estimation slot (the fake servers answer "### N INR") unless ``query`` names one."""
+    query = {"task": "salary_estimation", **(query or {})}
     if _uses_navigation():
         at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
         at.secrets = dict(secrets or {"_test": True})
@@ -212,7 +214,7 @@ def test_malformed_url_params_are_rejected_with_a_clear_message() -> None:
     assert "repeats must be 1–20" in warning
     text = rendered_text(at)
     assert "<script>" not in text and "passwd" not in text
-    assert at.selectbox(key=k("task")).value == bm.TASKS[0]
+    assert at.selectbox(key=k("task")).value == "salary_increment_estimation"  # the default
     assert at.select_slider(key=k("n")).value == "1"
     assert not at.button(key=f"{PAGE}.send").disabled
     assert "n" not in at.query_params and "zzz" not in at.query_params  # URL cleaned

@@ -155,14 +155,15 @@ def test_fresh_machine_says_before_send_what_to_run_and_shows_shipped_answers(
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "llama_cpp" else real(name, *a))
     monkeypatch.setenv("RUPEEBIAS_DATA_DIR", str(REPO / "data"))
-    at = open_page()
+    at = open_page(query={"task": "salary_increment_estimation"})  # the page's default
     assert not at.error  # nothing sent, nothing failed yet
     warning = " ".join(w.value for w in at.warning)
     assert "not installed on this machine" in warning and "llama-cpp-python" in warning
     assert "`bash scripts/install_local_model.sh`" in warning
     shipped = next(df.value for df in at.dataframe if "stored answer" in df.value.columns)
-    slot = data.slot_rows(live.local_model_id(), "salary_estimation", "en",
-                          bm.profiles("salary_estimation")[0].profile_id, "Q1", "Gender")
+    task = "salary_increment_estimation"  # the page's default use case
+    slot = data.slot_rows(live.local_model_id(), task, "en", bm.profiles(task)[0].profile_id,
+                          "Q1", "Gender")
     want = slot.set_index("identifier_value").loc[["Male", "Female"], "response"].tolist()
     assert shipped["identifier"].tolist() == ["Male", "Female"]
     assert shipped["stored answer"].tolist() == want
