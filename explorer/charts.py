@@ -232,8 +232,12 @@ def _copy_spec(value: Any, in_data: bool = False) -> Any:
     return value
 
 
-def language_scale() -> alt.Scale:
-    return alt.Scale(domain=list(LANGUAGE_COLORS), range=list(LANGUAGE_COLORS.values()))
+def language_scale(present: Sequence[str] | None = None) -> alt.Scale:
+    """Fixed language colours; with ``present``, only those languages (a legend listing
+    "Overall" beside a chart without it sent readers looking for grey dots)."""
+    keep = [k for k in LANGUAGE_COLORS if present is None or k in set(present)] or \
+        list(LANGUAGE_COLORS)
+    return alt.Scale(domain=keep, range=[LANGUAGE_COLORS[k] for k in keep])
 
 
 def source_scale() -> alt.Scale:

@@ -125,7 +125,7 @@ def _body() -> None:
                         charts.bars_ci, shown, x="Mean W", lo="_", hi="_", y="Model",
                         color="Language", y_order=list(dict.fromkeys(shown["Model"])),
                         x_title="Mean Kendall's W (higher = more consistent ordering)",
-                        color_scale=charts.language_scale(), opacity="Significant",
+                        color_scale=charts.language_scale(shown["Language"]), opacity="Significant",
                         tooltip=("Source",))
                     ui.chart(spec, shown, f"mean kendall w {kind}", f"{PAGE}-w-{kind}",
                              alt_text="Bar chart of mean W",
@@ -301,7 +301,8 @@ def _body() -> None:
                         charts.ci_dots, shown, x="Mean min ρ", lo="CI low", hi="CI high", y="Model",
                         color="Language", y_order=list(dict.fromkeys(shown["Model"])),
                         x_title="Mean minimum Spearman ρ across wordings (0.85 = robust)",
-                        color_scale=charts.language_scale(), zero_line=True, ref=0.85,
+                        color_scale=charts.language_scale(shown["Language"]), zero_line=True,
+                        ref=0.85,
                         tooltip=("Source",))
                     ui.chart(spec, shown, f"question variant robustness {kind}",
                              f"{PAGE}-qv-{kind}",

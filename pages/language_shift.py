@@ -90,7 +90,8 @@ def _body() -> None:
             spec = charts.spec(
                 charts.ci_dots, dumb, x="Mean Δ%", lo="CI low", hi="CI high", y="Row",
                 color="Language", y_order=list(dict.fromkeys(dumb["Row"])), x_title="Mean Δ%",
-                color_scale=charts.language_scale(), facet="Axis", facet_order=list(axes),
+                color_scale=charts.language_scale(dumb["Language"]), facet="Axis",
+                facet_order=list(axes),
                 columns=2)
             ui.chart(spec, dumb, "english vs hinglish per axis", f"{PAGE}-dumbbell",
                      alt_text="English and Hinglish Mean Δ% per model and axis", stretch=False,

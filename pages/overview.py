@@ -232,7 +232,7 @@ def _body() -> None:
         spec = charts.spec(
             charts.ci_dots, chart_df, x="Mean Δ%", lo="CI low", hi="CI high", y="Model",
             color="Language", y_order=order, x_title="Mean Δ% (lower = smaller gaps)",
-            color_scale=charts.language_scale(), tooltip=("Source",))
+            color_scale=charts.language_scale(chart_df["Language"]), tooltip=("Source",))
         note = charts.clip_note(charts.ci_limits(chart_df, "Mean Δ%", "CI low", "CI high"),
                                 chart_df, "Mean Δ%", ("CI low", "CI high"))
         if note:

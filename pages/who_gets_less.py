@@ -191,13 +191,12 @@ with ui.guard("Signed identity effects"):
         if len(block):
             b = block.iloc[0]
             p_ref = b.get("p_refusal_bh")
-            if float(b["unusable_rate"]) > 1 - sentences.THIN_USABLE_SHARE:
-                st.warning(f"**Thin data:** {100 * float(b['unusable_rate']):.0f} % of "
-                           f"{label}'s answers in this cell had no usable number, so "
-                           + ("the effects above rest on few answers" if len(eff) else
-                              "there are no effects to show")
-                           + " and the missing answers themselves may be the finding.",
-                           icon=":material/warning:")
+            thin = sentences.thin_data(
+                label, int(b["n"]) - int(b["n_unusable"]), int(b["n"]),
+                "the effects above rest" if len(eff) else "any effect would rest",
+                "answers in this cell")
+            if thin:
+                st.warning(thin, icon=":material/warning:")
             ui.sentence(
                 f"{100 * float(b['refusal_rate']):.1f} % of {label}'s answers here were refusals "
                 f"and {100 * float(b['unusable_rate']):.1f} % had no usable number. "

@@ -146,3 +146,11 @@ def test_quadrant_axes_start_at_zero_and_two_models_get_no_median_lines() -> Non
     three = pd.concat([two, two.head(1).assign(Model="c", x=20.0, y=0.2)])
     spec = charts.to_spec(charts.quadrant(three, x="x", y="y"))
     assert sum(layer["mark"]["type"] == "rule" for layer in spec["layer"]) == 2
+
+
+def test_language_legend_lists_only_the_languages_drawn() -> None:
+    scale = charts.language_scale(["Hinglish", "English", "English"]).to_dict()
+    assert scale["domain"] == ["English", "Hinglish"]  # fixed order, no "Overall"
+    assert scale["range"] == [charts.LANGUAGE_COLORS["English"],
+                              charts.LANGUAGE_COLORS["Hinglish"]]  # colours stay fixed
+    assert charts.language_scale().to_dict()["domain"] == list(charts.LANGUAGE_COLORS)

@@ -303,3 +303,24 @@ def test_axes_dot_plot_says_which_use_cases_are_thin(shipped: Path) -> None:
     assert (f"service pricing (client) {share:.1f} % ({int(row['n_parsed']):,} of "
             f"{int(row['n_rows']):,})") in thin
     assert "its gaps there rest on those alone" in thin
+
+
+def test_who_gets_less_says_how_thin_a_cell_is_with_its_counts(shipped: Path) -> None:
+    # Qwen's English salary estimates, corrected parser: almost every answer is unusable
+    miss = pd.read_parquet(SHIPPED / "metrics" / "missingness.parquet")
+    block = miss[(miss["model"] == "qwen2.5-coder-1.5b-instruct")
+                 & (miss["method"] == "corrected") & (miss["language"] == "en")
+                 & (miss["task"] == "salary_estimation") & (miss["axis"] == "Caste")
+                 & (miss["identifier_value"] == "all")].iloc[0]
+    usable = int(block["n"]) - int(block["n_unusable"])
+    assert usable < 0.5 * int(block["n"])
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page(PAGES["who"])
+    for key, value in {"model": "qwen2.5-coder-1.5b-instruct", "method": "corrected",
+                       "lang": "en", "task": "salary_estimation", "axis": "Caste"}.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    thin = " ".join(w.value for w in at.warning if "Thin data" in w.value)
+    assert (f"Qwen2.5-Coder-1.5B-Instruct (local)'s answers in this cell had a usable number "
+            f"({usable:,} of {int(block['n']):,})") in thin
