@@ -118,11 +118,11 @@ def test_every_local_model_is_described_by_its_catalogue_sentence() -> None:
         f"- {vocab.MODEL_NOTES[qwen.slug]}\n- {vocab.SMOLLM_NOTE}"]
 
 
-def test_thin_data_warns_only_for_the_rows_shown(monkeypatch) -> None:
+def _fake_parse_health(monkeypatch, health: pd.DataFrame
+                       ) -> tuple[dict[str, object], list[str]]:
+    """``parse_health`` served from ``health``: (the filters asked for, the warnings drawn)."""
     from explorer import data
 
-    health = pd.DataFrame({"model": ["q", "q", "s"], "language": ["en", "hinglish", "en"],
-                           "n_parsed": [132, 1, 4000], "n_rows": [4698, 4698, 4698]})
     asked: dict[str, object] = {}
 
     def rows(table: str, **filters: object) -> pd.DataFrame:
@@ -132,6 +132,15 @@ def test_thin_data_warns_only_for_the_rows_shown(monkeypatch) -> None:
     monkeypatch.setattr(data, "present", lambda table: True)
     monkeypatch.setattr(data, "rows", rows)
     monkeypatch.setattr(ui.st, "warning", lambda text, **kw: warned.append(text))
+    return asked, warned
+
+
+def test_thin_data_warns_only_for_the_rows_shown(monkeypatch) -> None:
+    from explorer import data
+
+    health = pd.DataFrame({"model": ["q", "q", "s"], "language": ["en", "hinglish", "en"],
+                           "n_parsed": [132, 1, 4000], "n_rows": [4698, 4698, 4698]})
+    asked, warned = _fake_parse_health(monkeypatch, health)
     ui.thin_data(["q", "s"], "corrected", ("en", "hinglish"), "salary_estimation",
                  {"q": "Qwen"}, "its changes rest", shown=[("q", "en"), ("s", "en")])
     assert asked["table"] == "parse_health" and asked["task"] == "salary_estimation"
@@ -146,23 +155,13 @@ def test_thin_data_warns_only_for_the_rows_shown(monkeypatch) -> None:
 
 
 def test_thin_data_over_several_use_cases_warns_once_per_model(monkeypatch) -> None:
-    from explorer import data
-
     health = pd.DataFrame({"model": ["s", "s", "s", "q", "q"], "language": ["en"] * 5,
                            "task": ["service_pricing_client", "salary_estimation",
                                     "salary_increment_estimation", "salary_estimation",
                                     "salary_increment_estimation"],
                            "n_parsed": [28, 2089, 6970, 4000, 7000],
                            "n_rows": [1566, 4698, 7047, 4698, 7047]})
-    asked: dict[str, object] = {}
-
-    def rows(table: str, **filters: object) -> pd.DataFrame:
-        asked.update(table=table, **filters)
-        return health
-    warned: list[str] = []
-    monkeypatch.setattr(data, "present", lambda table: True)
-    monkeypatch.setattr(data, "rows", rows)
-    monkeypatch.setattr(ui.st, "warning", lambda text, **kw: warned.append(text))
+    asked, warned = _fake_parse_health(monkeypatch, health)
     tasks = ["salary_estimation", "salary_increment_estimation", "service_pricing_client"]
     ui.thin_data(["q", "s"], "upstream", "en", tasks, {"s": "Small"}, "its gaps there rest")
     assert asked["task"] == tuple(tasks)
