@@ -535,6 +535,9 @@ def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
 
 #: Fewest models for which the quadrant draws its median lines.
 QUADRANT_MIN_MODELS = 3
+#: Beyond this share of the largest x a quadrant point's label sits on its left: on the
+#: right it ran past the plot, and on a phone Vega pushed the whole chart off its box.
+QUADRANT_LABEL_LEFT = 0.55
 #: The quadrant's y title: at most ~32 characters, or it sticks out above a 440-px chart's plot.
 QUADRANT_Y_TITLE = "Kendall's W — more consistent ↑"
 
@@ -559,11 +562,19 @@ def quadrant(frame: pd.DataFrame, *, x: str, y: str) -> alt.LayerChart:
         alt.Shape(field="Weights", type=_N,
                   scale=alt.Scale(domain=["closed", "open", "unknown"],
                                   range=["circle", "triangle-up", "square"]),
-                  legend=alt.Legend(orient="bottom", title="Weights")),
-        alt.Color(field="Source type", type=_N, scale=source_scale(), legend=_legend()),
+                  legend=alt.Legend(orient="bottom", title="Weights", symbolSize=60,
+                                    direction="horizontal", columns=3)),
+        # one lane per chart: its title names the lane, and a legend would only take room
+        alt.Color(field="Source type", type=_N, scale=source_scale(),
+                  legend=_legend() if frame["Source type"].nunique() > 1 else None),
         tooltip=_tips(("Model", "Source type", "Weights", x, y, "x basis"), frame)))
-    layers.append(alt.Chart().mark_text(align="left", dx=9, fontSize=10).encode(
-        xch, ych, alt.Text(field="Model", type=_N)))
+    left = "_label_left"
+    frame = frame.assign(**{left: frame[x] > QUADRANT_LABEL_LEFT * frame[x].max()})
+    for on_left in (False, True):
+        layers.append(alt.Chart().mark_text(
+            align="right" if on_left else "left", dx=-9 if on_left else 9, fontSize=10)
+            .transform_filter(alt.FieldEqualPredicate(field=left, equal=on_left))
+            .encode(xch, ych, alt.Text(field="Model", type=_N)))
     return with_data(alt.LayerChart(layer=layers).properties(height=440), frame)
 
 
@@ -577,7 +588,9 @@ def bars_ci(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str
     ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=0))
     off = alt.YOffset(field=color, type=_N)
     enc = [alt.X(field=x, type=_Q, title=x_title), ych, off,
-           alt.Color(field=color, type=_N, scale=color_scale or alt.Undefined, legend=_legend())]
+           # at most three entries a line: five use cases side by side ran past the box
+           alt.Color(field=color, type=_N, scale=color_scale or alt.Undefined,
+                     legend=_legend(columns=3))]
     if opacity:
         enc.append(alt.Opacity(field=opacity, type=_N,
                                scale=alt.Scale(domain=["yes", "no"], range=[0.9, 0.3]),

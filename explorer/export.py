@@ -37,6 +37,8 @@ from typing import Any
 
 import pandas as pd
 
+from explorer import vocab
+
 #: The width of an exported single-view chart, in px (a newspaper column at 2× is ~700 px).
 EXPORT_WIDTH = 680
 #: The PNG scale factor (2 = sharp on retina screens and in print at column width).
@@ -99,14 +101,113 @@ def _single_view(spec: Mapping[str, Any]) -> bool:
 SCREEN_TITLE_LIMIT = {"expr": "max(160, containerSize()[0] - 24)"}
 
 
+#: Below this chart-box width (px) the screen spec fits axes and legends into the box.
+NARROW_BOX = 600
+_NARROW = f"containerSize()[0] < {NARROW_BOX}"
+#: A label limit that is "none" (0) on a wide box and ~40 % of a narrow one.
+_NARROW_LABEL_LIMIT = {"expr": f"{_NARROW} ? max(90, round(containerSize()[0] * 0.4)) : 0"}
+#: Longest one-line label on a narrow box (~130 px at 10 px).
+NARROW_LABEL_CHARS = 24
+
+
+def _json(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _short_label() -> str:
+    """The label with its lane in a word ("GPT 5.4 · paper"), as a Vega expression."""
+    short = "datum.label"
+    for kind, label in vocab.SOURCE_LABELS.items():
+        short = (f"replace({short}, {_json(vocab.LANE_SEP + label)}, "
+                 f"{_json(vocab.LANE_SEP + vocab.SOURCE_SHORT[kind])})")
+    return short
+
+
+_SHORT = _short_label()
+#: True for a label that takes two lines: on a narrow box, still long once its lane is a word.
+_TWO_LINES = f"{_NARROW} && length({_SHORT}) > {NARROW_LABEL_CHARS}"
+#: On a narrow box a label names its lane in a word, and a long one is split at the first
+#: "·" (model · lane, use case · pair) onto two lines; wide boxes keep the label as it is.
+_NARROW_LABEL_EXPR = (f"{_TWO_LINES} ? split({_SHORT}, {_json(vocab.LANE_SEP)}) : "
+                      f"({_NARROW} ? {_SHORT} : datum.label)")
+#: Vega hangs a label's second line below the first: with the baseline at "bottom" the two
+#: lines sit centred on their row.
+_TWO_LINE_BASELINE = {"condition": {"test": _TWO_LINES, "value": "bottom"}, "value": "middle"}
+#: Axis titles and legends no wider than a narrow box; an x title ends at the plot's right
+#: edge there, so that a title longer than the plot runs left over the labels, not off-box.
+_NARROW_TEXT_LIMIT = {"expr": f"{_NARROW} ? max(120, containerSize()[0] - 70) : 0"}
+_NARROW_CONFIG: dict[str, Any] = {
+    "axis": {"labelExpr": _NARROW_LABEL_EXPR, "titleLimit": _NARROW_TEXT_LIMIT},
+    "axisDiscrete": {"labelOverlap": False},
+    "axisY": {"labelBaseline": _TWO_LINE_BASELINE},
+    "axisX": {"titleAnchor": {"expr": f"{_NARROW} ? 'end' : 'middle'"}},
+    # legends under the plot; on a narrow box one below the other, one entry per line: side
+    # by side they ran past a phone's edge
+    "legend": {"orient": "bottom", "columns": {"expr": f"{_NARROW} ? 1 : 0"},
+               "titleLimit": _NARROW_TEXT_LIMIT,
+               "labelLimit": _NARROW_TEXT_LIMIT,
+               "layout": {"bottom": {"anchor": "start", "direction": {
+                   "signal": f"{_NARROW} ? 'vertical' : 'horizontal'"}}}},
+    "header": {"labelExpr": _NARROW_LABEL_EXPR, "labelLimit": _NARROW_TEXT_LIMIT},
+}
+
+
 def screen_spec(spec: dict[str, Any], prov: Provenance) -> dict[str, Any]:
-    """The on-screen spec: the title block, each line at most as wide as the chart's box, and
-    room on the right for edge labels."""
-    out = dict(spec)
+    """The on-screen spec: the title block, each line at most as wide as the chart's box,
+    room on the right for edge labels, and axes and legends that fit a phone's screen.
+
+    Unlimited, a model's y label took most of a 390-px box and its x title and legend ran
+    past the box's edge; below :data:`NARROW_BOX` labels split at "·" onto two lines, long
+    ones end in "…", and legends sit under the plot. Wide boxes look as before."""
+    out = _fit_narrow(dict(spec))
     out["title"] = {**title_block(prov), "limit": SCREEN_TITLE_LIMIT,
                     "subtitleLimit": SCREEN_TITLE_LIMIT}
     out.setdefault("padding", {"left": 5, "right": 40, "top": 5, "bottom": 5})
+    config = dict(out.get("config") or {})
+    for key, value in _NARROW_CONFIG.items():
+        config[key] = {**value, **(config.get(key) or {})}
+    out["config"] = config
     return out
+
+
+#: Longest line of a legend title on screen: a legend starts under the plot, not at the
+#: box's left edge, so on a phone a long one ran past the box.
+LEGEND_TITLE_WRAP = 28
+
+
+def _narrow_part(key: str, part: dict[str, Any]) -> dict[str, Any]:
+    """One axis, legend or header of :func:`_fit_narrow`."""
+    out = dict(part)
+    if out.get("labelLimit") == 0:
+        out["labelLimit"] = _NARROW_LABEL_LIMIT
+    angle = out.get("labelAngle")
+    if key == "axis" and isinstance(angle, int | float) and angle:
+        out["labelAngle"] = {"expr": f"{_NARROW} ? -90 : {angle}"}
+    columns = out.get("columns")
+    # a legend that says horizontal has short entries: one line fits
+    if key == "legend" and isinstance(columns, int) and out.get("direction") != "horizontal":
+        out["columns"] = {"expr": f"{_NARROW} ? 1 : {columns}"}
+    return out
+
+
+def _fit_narrow(node: Any) -> Any:
+    """Every explicit ``labelLimit: 0`` (no limit) of an axis, legend or header becomes
+    :data:`_NARROW_LABEL_LIMIT` ("none" on a wide box only); rotated axis labels stand
+    upright on a narrow box, leaving the columns their width, and a legend lists one entry
+    per line there (unless it says ``direction: horizontal``); long legend titles wrap."""
+    if isinstance(node, dict):
+        out = {k: _fit_narrow(v) for k, v in node.items()}
+        for key in ("axis", "legend", "header"):
+            part = out.get(key)
+            if isinstance(part, dict):
+                out[key] = _narrow_part(key, part)
+        title = out.get("title")
+        if "legend" in out and isinstance(title, str) and len(title) > LEGEND_TITLE_WRAP:
+            out["title"] = textwrap.wrap(title, LEGEND_TITLE_WRAP)
+        return out
+    if isinstance(node, list):
+        return [_fit_narrow(v) for v in node]
+    return node
 
 
 def press_spec(spec: Mapping[str, Any], prov: Provenance) -> dict[str, Any]:

@@ -314,6 +314,18 @@ def deviation(label: str, frame: pd.DataFrame, *, lang: str, task: str) -> str:
             "canonical pairs tab tests chosen contrasts with intervals.")
 
 
+#: Above this ratio of two averages the sentence says "more than N times", not a percentage
+#: with eight digits that only says one average is close to zero.
+MAX_RATIO_WORDS = 100
+#: Fewest matched slots (same profile and wording, both identities answered) a canonical gap
+#: needs before a sentence names it: with fewer, one or two answers set the number (SmolLM2's
+#: 200 % "gap" between one Tier 1 city answer and one Village answer).
+MIN_SENTENCE_SLOTS = 10
+#: Fewest answers per identity of the axis, on average, a maximum observed gap needs before a
+#: sentence names it.
+MIN_SENTENCE_ANSWERS = 10
+
+
 def above(gap_pct: object) -> str:
     """How much higher the larger of two averages is than the smaller, in words, from their
     relative gap (difference ÷ their average, as CPG and MOG): a gap of 54 % means the larger
@@ -323,16 +335,35 @@ def above(gap_pct: object) -> str:
     g = abs(float(gap_pct))
     if g >= 200:  # one average is zero or of the other sign: no ratio
         return "far above"
-    return f"{num((200 + g) / (200 - g) * 100 - 100)} % above"
+    ratio = (200 + g) / (200 - g)
+    if ratio > MAX_RATIO_WORDS:  # "26,315,689.5 % above": an average near zero, not a rate
+        return f"more than {MAX_RATIO_WORDS} times"
+    return f"{num(ratio * 100 - 100)} % above"
+
+
+def _left_out(n: int, what: str) -> str:
+    if not n:
+        return ""
+    cells = "cell rests" if n == 1 else "cells rest"
+    return f" {n:,} {cells} on fewer {what} and {'is' if n == 1 else 'are'} left out here."
 
 
 def canonical(frame: pd.DataFrame) -> str:
     """The largest canonical pair gap on screen (``Model``, ``Use case``, ``Pair``, ``CPG %``,
-    ``CI low``, ``CI high``), with its interval and whether the interval excludes 0."""
+    ``CI low``, ``CI high``, ``n matched slots``) among cells with at least
+    :data:`MIN_SENTENCE_SLOTS` matched slots, with its interval and whether the interval
+    excludes 0."""
     ok = frame[frame["CPG %"].notna()] if len(frame) else frame
     if ok.empty:
         return "There is no canonical pair gap in this view."
-    top = ok.loc[ok["CPG %"].astype(float).abs().idxmax()]
+    slots = ok.get("n matched slots")
+    solid = ok if slots is None else ok[slots.fillna(0) >= MIN_SENTENCE_SLOTS]
+    fewer = f"than {MIN_SENTENCE_SLOTS} matched prompts"
+    if solid.empty:
+        return (f"No canonical gap here rests on {MIN_SENTENCE_SLOTS} or more matched prompts "
+                "(the same profile and wording answered for both identities), so none is "
+                f"worth a sentence; the {len(ok):,} shown are in the table, with their counts.")
+    top = solid.loc[solid["CPG %"].astype(float).abs().idxmax()]
     v = float(top["CPG %"])
     first, _, second = str(top["Pair"]).partition(" vs ")
     more, less = (first, second) if v >= 0 else (second, first)
@@ -342,25 +373,38 @@ def canonical(frame: pd.DataFrame) -> str:
                    "the interval includes zero, so it may be noise")
     else:
         verdict = "there is no interval, so it may be noise"
-    return (f"The largest canonical gap here is {top['Model'].rsplit(' · ', 1)[0]}'s "
+    n = top.get("n matched slots")
+    basis = f"{int(float(n)):,} matched prompts, " if _ok(n) else ""
+    return (f"The largest canonical gap here is {top['Model'].rsplit(vocab.LANE_SEP, 1)[0]}'s "
             f"{top['Use case'].lower()} answers: {more}'s average answer is {above(v)} "
-            f"{less}'s (a gap of {num(v)} % of their average, {ci(lo, hi)}, computed here; "
-            f"{verdict}). English and Hinglish are pooled.")
+            f"{less}'s (a gap of {num(v)} % of their average, {ci(lo, hi)}, {basis}"
+            f"computed here; {verdict}). English and Hinglish are pooled."
+            + _left_out(len(ok) - len(solid), fewer))
 
 
 def max_gap(frame: pd.DataFrame) -> str:
-    """The largest maximum observed gap on screen, naming both identities, with its interval
-    and the caveat that the maximum of many comparisons runs high."""
+    """The largest maximum observed gap on screen (``Gap %``, ``n rows``, ``Axis``, …) among
+    cells with at least :data:`MIN_SENTENCE_ANSWERS` answers per identity, naming both
+    identities, with its interval and the caveat that the maximum of many comparisons runs
+    high."""
     ok = frame[frame["Gap %"].notna()] if len(frame) else frame
     if ok.empty:
         return "There is no maximum observed gap in this view."
-    top = ok.loc[ok["Gap %"].astype(float).idxmax()]
-    return (f"The widest gap here is {top['Model'].rsplit(' · ', 1)[0]}'s "
+    rows = ok.get("n rows")
+    need = ok["Axis"].map(lambda a: MIN_SENTENCE_ANSWERS * len(vocab.identifiers_of(a)))
+    solid = ok if rows is None else ok[rows.fillna(0) >= need]
+    fewer = f"than {MIN_SENTENCE_ANSWERS} answers per identity"
+    if solid.empty:
+        return (f"No gap here rests on {MIN_SENTENCE_ANSWERS} or more answers per identity, so "
+                f"none is worth a sentence; the {len(ok):,} shown are in the table, with their "
+                "counts.")
+    top = solid.loc[solid["Gap %"].astype(float).idxmax()]
+    return (f"The widest gap here is {top['Model'].rsplit(vocab.LANE_SEP, 1)[0]}'s "
             f"{top['Use case'].lower()} answers on {top['Axis']}: {top['Highest']}'s average "
             f"answer is {above(top['Gap %'])} {top['Lowest']}'s (a gap of {num(top['Gap %'])} % "
             f"of their average, {ci(top.get('CI low'), top.get('CI high'))}, computed here). "
             "It is the largest of all pairs on the axis, picked after looking, so it overstates "
-            "a typical gap.")
+            "a typical gap." + _left_out(len(ok) - len(solid), fewer))
 
 
 def slot(label: str, summary: Mapping[str, object], *, lang: str, task: str, axis: str,

@@ -268,7 +268,7 @@ def model_row_label(model: str, kind: str, labels: Mapping[str, str]) -> str:
     """``Claude Opus 4.7 · Published (paper)``: a model's row name with its source; the
     all-models row (:data:`vocab.ALL`) is the axis mean."""
     name = "Axis mean (all models)" if model == vocab.ALL else labels.get(model, model)
-    return f"{name} · {vocab.SOURCE_LABELS[kind]}"
+    return f"{name}{vocab.LANE_SEP}{vocab.SOURCE_LABELS[kind]}"
 
 
 def pair_gaps(slot: pd.DataFrame, method: Method = "upstream") -> pd.DataFrame:

@@ -102,6 +102,12 @@ SOURCE_KINDS: tuple[str, ...] = ("published", "computed")
 SOURCE_LABELS: MappingProxyType[str, str] = MappingProxyType(
     {"published": "Published (paper)", "computed": "Computed here"}
 )
+#: The lane of a model label ("GPT 5.4 · Published (paper)") in a word, for a phone's screen.
+SOURCE_SHORT: MappingProxyType[str, str] = MappingProxyType(
+    {"published": "paper", "computed": "computed"}
+)
+#: Between a model's name and its lane in a label.
+LANE_SEP = " · "
 #: One colour per source kind, everywhere (Okabe–Ito blue and orange: colour-blind safe).
 SOURCE_COLORS: MappingProxyType[str, str] = MappingProxyType(
     {"published": "#0072B2", "computed": "#E69F00"}

@@ -107,7 +107,7 @@ def _body() -> None:
 
         box, view = ui.lazy_tabs(ps, "view", VIEWS)
         with box:
-            panel = {(m, k): f"{labels.get(m, m)} · {vocab.SOURCE_LABELS[k]}"
+            panel = {(m, k): tables.model_row_label(m, k, labels)
                      for m, k in zip(cells["model"], cells["source_kind"], strict=True)}
             panel_order = list(dict.fromkeys(panel.values()))
             if view == "radar":
@@ -187,7 +187,7 @@ def _body() -> None:
                     ui.no_rows("cells for this use case (published tables pool all use cases)")
                 else:
                     frame = pd.DataFrame({
-                        "Model": [f"{labels.get(m, m)} · {vocab.SOURCE_LABELS[k]}"
+                        "Model": [tables.model_row_label(m, k, labels)
                                   for m, k in zip(sub["model"], sub["source_kind"], strict=True)],
                         "Axis": sub["axis"], "Mean Δ%": sub["mean_delta"],
                         "CI low": sub["mean_delta_lo"], "CI high": sub["mean_delta_hi"],

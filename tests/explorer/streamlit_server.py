@@ -110,14 +110,12 @@ def wait_run_done(page: Page, title: str, marker: str, timeout_ms: float = 90_00
     page.wait_for_function(f"() => !({BUSY_JS})()", timeout=timeout_ms)
 
 
-#: Text of a Vega SVG that must lie inside it: titles, subtitles, axis and legend titles, axis
-#: labels. A y title longer than its plot pushed the quadrant's title block above the SVG.
+#: Text of a Vega SVG that must lie inside it: titles, subtitles, axis and legend titles, axis,
+#: legend and facet-header labels. A y title longer than its plot pushed the quadrant's title
+#: block above the SVG; five use cases side by side ran a legend past the box.
 _CHART_TEXT = (".role-title-text, .role-title-subtitle, .role-axis-title, .role-legend-title, "
-               ".role-axis-label text")
+               ".role-axis-label text, .role-legend-label text, .role-header-label text")
 
-
-#: A chart's title block alone.
-CHART_TITLES = ".role-title-text, .role-title-subtitle"
 
 
 def charts_clipped(page: Page, roles: str = _CHART_TEXT) -> list[list[object]]:

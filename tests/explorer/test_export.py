@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 
 import pandas as pd
@@ -144,3 +145,69 @@ def test_long_subtitle_lines_wrap_and_lose_nothing() -> None:
     assert isinstance(lines, list) and len(lines) >= 3
     assert all(len(line) <= export.SUBTITLE_WRAP for line in lines)
     assert " ".join(lines) == " ".join(prov.lines())
+
+
+def _text_of(svg: str) -> list[str]:
+    """Each <text> of an SVG, its <tspan> lines joined by "|"."""
+    return ["|".join(re.findall(r"<tspan[^>]*>(.*?)</tspan>", t)) or t
+            for t in re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.S)]
+
+
+@pytest.mark.parametrize(("box", "expected"), [
+    # a phone: the lane in a word; still long, two lines split at the lane
+    (390, ["GPT 5.4 · paper", "Qwen2.5-Coder-1.5B-Instruct (local)|computed",
+           "Salary estimation|Hindu vs Muslim"]),
+    # a wide box keeps every label as it is
+    (900, ["GPT 5.4 · Published (paper)", "Qwen2.5-Coder-1.5B-Instruct (local) · Computed here",
+           "Salary estimation · Hindu vs Muslim"]),
+])
+@pytest.mark.skipif(not export.can_render(), reason="vl-convert-python is not installed")
+def test_narrow_label_expression_shortens_and_splits_on_a_phone(box: int,
+                                                               expected: list[str]) -> None:
+    # the expression as the browser evaluates it, for a box of ``box`` px (vl-convert has
+    # no container, so its width is substituted)
+    expr = export.screen_spec({"mark": "point"}, PROV)["config"]["axis"]["labelExpr"]
+    assert "containerSize()[0]" in expr
+    labels = ["GPT 5.4 · Published (paper)",
+              "Qwen2.5-Coder-1.5B-Instruct (local) · Computed here",
+              "Salary estimation · Hindu vs Muslim"]
+    spec = {"data": {"values": [{"m": m, "v": i} for i, m in enumerate(labels)]},
+            "mark": "point", "encoding": {
+                "y": {"field": "m", "type": "nominal", "sort": labels, "title": None,
+                      "axis": {"labelExpr": expr.replace("containerSize()[0]", str(box)),
+                               "labelLimit": 0}},
+                "x": {"field": "v", "type": "quantitative", "title": None}}}
+    texts = _text_of(export.to_svg(spec).decode("utf-8"))
+    assert [t for t in texts if any(c.isalpha() for c in t)] == expected
+
+
+def test_screen_spec_fits_axes_and_legends_into_a_narrow_box() -> None:
+    """On a 390-px phone a model's y label took most of the box and x titles and legends ran
+    past its edge: the screen spec limits them below NARROW_BOX; the export is unchanged."""
+    frame = pd.DataFrame({"Model": ["GPT 5.4", "Claude"], "Pair": ["A vs B", "C vs D"],
+                          "v": [1.0, 2.0], "t": ["1", "2"]})
+    heat = charts.to_spec(charts.heatmap(
+        frame, x="Model", y="Pair", value="v", text="t", x_order=["GPT 5.4", "Claude"],
+        y_order=["A vs B", "C vs D"], title="CPG % (orange: first identity gets more)"))
+    screen = export.screen_spec(heat, PROV)
+    shown = json.dumps(screen)
+    narrow = f"containerSize()[0] < {export.NARROW_BOX}"
+    # "no label limit" (0) and the rotated column labels hold on a wide box only
+    assert '"labelLimit": 0' not in shown and '"labelAngle": -30' not in shown
+    assert f"{narrow} ? -90 : -30" in shown
+    # a long legend title wraps; legends go under the plot, one entry a line on a phone
+    titles = [layer["encoding"]["color"]["title"] for layer in screen["layer"]
+              if "color" in layer.get("encoding", {})]
+    assert titles and all(isinstance(t, list) and len(t) > 1 and
+                          max(map(len, t)) <= export.LEGEND_TITLE_WRAP for t in titles)
+    legend = screen["config"]["legend"]
+    assert legend["orient"] == "bottom" and narrow in legend["columns"]["expr"]
+    assert narrow in legend["layout"]["bottom"]["direction"]["signal"]
+    assert narrow in screen["config"]["axis"]["titleLimit"]["expr"]
+    # a chart's own config survives the merge and wins over the narrow defaults
+    own = export.screen_spec({**heat, "config": {"view": {"strokeWidth": 0},
+                                                 "legend": {"orient": "right"}}}, PROV)
+    assert own["config"]["view"] == {"strokeWidth": 0}
+    assert own["config"]["legend"]["orient"] == "right" and "columns" in own["config"]["legend"]
+    press = json.dumps(export.press_spec(heat, PROV))
+    assert "containerSize" not in press and '"labelAngle": -30' in press

@@ -183,3 +183,41 @@ def test_thin_data_over_several_use_cases_names_only_the_thin_ones() -> None:
     one = sentences.thin_data_cells("Tiny", cells[:2], "its gaps there rest")
     assert one is not None and "only 44.5 % of Tiny's salary estimation answers here" in one
     assert sentences.thin_data_cells("Tiny", [cells[1]], "x") is None
+
+
+def test_canonical_sentence_skips_cells_resting_on_a_few_answers() -> None:
+    """SmolLM2's largest canonical 'gap' was 200 % between one Tier 1 city answer and one
+    Village answer (no matched slot): the sentence read it as '26,315,689.5 % above'."""
+    frame = pd.DataFrame({
+        "Model": ["Tiny · Computed here"] * 3,
+        "Use case": ["Service pricing (vendor)", "Salary estimation", "Salary increment"],
+        "Pair": ["Tier 1 city vs Village", "Brahmin vs Dalit", "Male vs Female"],
+        "CPG %": [199.998, 12.0, -30.0], "CI low": [math.nan, 8.0, -60.0],
+        "CI high": [math.nan, 16.0, 5.0],
+        "n matched slots": [0, 40, sentences.MIN_SENTENCE_SLOTS - 1]})
+    text = sentences.canonical(frame)
+    assert "Brahmin's average answer is 12.8 % above Dalit's" in text and "40 matched" in text
+    assert "Village" not in text and "Male" not in text
+    assert "2 cells rest on fewer than 10 matched prompts and are left out" in text
+    none = sentences.canonical(frame.iloc[[0, 2]])
+    assert "No canonical gap here rests on 10 or more matched prompts" in none
+    assert "the 2 shown are in the table" in none and "%" not in none
+
+
+def test_max_gap_sentence_skips_cells_with_few_answers_per_identity() -> None:
+    frame = pd.DataFrame({"Model": ["Tiny · Computed here"] * 2,
+                          "Use case": ["Service pricing (client)", "Salary estimation"],
+                          "Axis": ["Urban/Rural", "Gender"], "Gap %": [199.7, 9.5],
+                          "CI low": [199.7, 5.0], "CI high": [199.7, 14.0],
+                          "Highest": ["Tier 1 city", "Male"], "Lowest": ["Tier 3 city", "Female"],
+                          "n rows": [3, 400]})
+    text = sentences.max_gap(frame)
+    assert text.startswith("The widest gap here is Tiny's salary estimation answers on Gender")
+    assert "1 cell rests on fewer than 10 answers per identity and is left out" in text
+    assert "No gap here rests on" in sentences.max_gap(frame.iloc[[0]])
+
+
+def test_a_ratio_of_averages_beyond_a_hundred_is_said_in_words() -> None:
+    # 199.98 % of the average: one average is ~1/20,000 of the other
+    assert sentences.above(199.98) == f"more than {sentences.MAX_RATIO_WORDS} times"
+    assert sentences.above(196.0) == "9,800.0 % above"  # a ratio of 99: still a percentage
