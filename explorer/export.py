@@ -152,17 +152,26 @@ _NARROW_CONFIG: dict[str, Any] = {
 }
 
 
-def screen_spec(spec: dict[str, Any], prov: Provenance) -> dict[str, Any]:
+def screen_spec(spec: dict[str, Any], prov: Provenance, stretch: bool = True
+                ) -> dict[str, Any]:
     """The on-screen spec: the title block, each line at most as wide as the chart's box,
     room on the right for edge labels, and axes and legends that fit a phone's screen.
 
     Unlimited, a model's y label took most of a 390-px box and its x title and legend ran
     past the box's edge; below :data:`NARROW_BOX` labels split at "·" onto two lines, long
-    ones end in "…", and legends sit under the plot. Wide boxes look as before."""
-    out = _fit_narrow(dict(spec))
+    ones end in "…", and legends sit under the plot. Wide boxes look as before.
+
+    Only a chart as wide as its box (``stretch``) is fitted: one drawn at its own width
+    (radars, fixed-step dot plots) scrolls sideways in its box, whose width Vega reads as 0 —
+    fitted to that, its title, panel names and legend were cut to ~100 px on every screen."""
+    out = dict(spec)
+    out.setdefault("padding", {"left": 5, "right": 40, "top": 5, "bottom": 5})
+    if not stretch:
+        out["title"] = title_block(prov)
+        return out
+    out = _fit_narrow(out)
     out["title"] = {**title_block(prov), "limit": SCREEN_TITLE_LIMIT,
                     "subtitleLimit": SCREEN_TITLE_LIMIT}
-    out.setdefault("padding", {"left": 5, "right": 40, "top": 5, "bottom": 5})
     config = dict(out.get("config") or {})
     for key, value in _NARROW_CONFIG.items():
         config[key] = {**value, **(config.get(key) or {})}

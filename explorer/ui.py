@@ -368,7 +368,7 @@ def render(spec: dict[str, Any], key: str, alt_text: str, stretch: bool = True,
            prov: export.Provenance | None = None) -> dict[str, Any]:
     """Draw a chart from its Vega-Lite dict (from :func:`charts.spec`); with ``prov`` it
     carries the press title block. Returns the spec drawn (before the title)."""
-    shown = export.screen_spec(spec, prov) if prov else spec
+    shown = export.screen_spec(spec, prov, stretch=stretch) if prov else spec
     st.vega_lite_chart(spec=shown, key=f"chart-{key}",
                        width="stretch" if stretch else "content", alt=alt_text)
     return spec

@@ -134,6 +134,15 @@ def charts_clipped(page: Page, roles: str = _CHART_TEXT) -> list[list[object]]:
     return clipped
 
 
+def charts_truncated(page: Page, roles: str = _CHART_TEXT) -> list[str]:
+    """Every chart text (of ``roles``) that Vega cut short with "…"."""
+    cut: list[str] = page.evaluate(
+        """(sel) => [...document.querySelectorAll('.vega-embed svg.marks')].flatMap(svg =>
+          [...svg.querySelectorAll(sel)].map(t => t.textContent || '')
+            .filter(t => t.trimEnd().endsWith('\u2026')))""", roles)
+    return cut
+
+
 def charts_drawn(page: Page) -> list[float]:
     """Heights of every drawn chart (the Vega canvas/SVG, not the empty embed box)."""
     page.locator(".vega-embed").first.wait_for(timeout=60_000)

@@ -22,6 +22,7 @@ from tests.explorer.streamlit_server import (
     PAGES,
     charts_clipped,
     charts_drawn,
+    charts_truncated,
     chromium_page,
     serve_app,
     wait_run_done,
@@ -173,6 +174,9 @@ def test_every_page_and_tab_in_a_real_browser(server: str, browser_page: object,
         heights = charts_drawn(page)
         assert heights and min(heights) > 60, heights
         assert not charts_clipped(page)
+        # on a wide screen every title, panel name and label is whole (a chart drawn at its
+        # own width once read its box as 0 px wide and cut them all to ~100 px)
+        assert not charts_truncated(page)
     if path in PAPER_PAGES and not query:
         assert page.get_by_text(PAPER_LABEL, exact=False).count() >= 1
     page.wait_for_timeout(300)
@@ -206,7 +210,7 @@ def test_every_page_on_the_shipped_data(shipped_server: str, browser_page: objec
     if path not in ("try_prompt", "methodology", "who_gets_less"):
         heights = charts_drawn(page)
         assert heights and min(heights) > 60, heights
-        assert not charts_clipped(page)
+        assert not charts_clipped(page) and not charts_truncated(page)
     if path in PAPER_PAGES:
         assert page.get_by_text(PAPER_LABEL, exact=False).count() >= 1
     page.wait_for_timeout(300)

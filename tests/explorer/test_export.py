@@ -211,3 +211,13 @@ def test_screen_spec_fits_axes_and_legends_into_a_narrow_box() -> None:
     assert own["config"]["legend"]["orient"] == "right" and "columns" in own["config"]["legend"]
     press = json.dumps(export.press_spec(heat, PROV))
     assert "containerSize" not in press and '"labelAngle": -30' in press
+
+
+def test_a_chart_drawn_at_its_own_width_is_not_fitted_to_its_box() -> None:
+    """A radar or fixed-step dot plot is wider than a phone and scrolls in its box; Vega reads
+    that box as 0 px wide, so fitting to it cut every title and panel name to ~100 px."""
+    spec = export.screen_spec(_spec(), PROV, stretch=False)
+    assert "containerSize" not in json.dumps(spec)
+    assert spec["title"]["limit"] == spec["title"]["subtitleLimit"] == 0
+    assert spec["title"] == export.title_block(PROV)
+    assert "containerSize" in json.dumps(export.screen_spec(_spec(), PROV))
