@@ -268,12 +268,16 @@ def _rule_at(value: float, channel: str = "x", dash: Sequence[int] = (4, 4),
     return alt.Chart().mark_rule(color=color, strokeDash=list(dash)).encode(enc)
 
 
+#: Fewest pixels per category row: a label split onto two lines on a phone needs ~24.
+ROW_MIN_STEP = 26
+
+
 def _row_step(frame: pd.DataFrame, color: str) -> alt.Step:
     """Height per category row: room for one offset mark per colour. Streamlit fits a fixed
     height *including* axes and legend, which squeezed small charts flat; a step grows with
     the number of rows instead."""
     colours = max(1, frame[color].nunique()) if color in frame.columns else 1
-    return alt.Step(max(18, 9 * colours + 8), **{"for": "position"})
+    return alt.Step(max(ROW_MIN_STEP, 9 * colours + 8), **{"for": "position"})
 
 
 def _facet(chart: alt.LayerChart, facet: str | None, order: Sequence[str] | None, columns: int
@@ -640,7 +644,7 @@ def signed_bars(frame: pd.DataFrame, *, x: str, y: str, y_order: Sequence[str], 
             and frame[lo].notna().any():
         layers.append(alt.Chart().mark_rule(color="#222222").encode(
             alt.X(field=lo, type=_Q), alt.X2(field=hi), ych))
-    return with_data(alt.LayerChart(layer=layers).properties(height=alt.Step(24)), data)
+    return with_data(alt.LayerChart(layer=layers).properties(height=alt.Step(ROW_MIN_STEP)), data)
 
 
 def deviation_dots(frame: pd.DataFrame, *, y_order: Sequence[str], color_order: Sequence[str],

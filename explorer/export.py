@@ -125,10 +125,13 @@ def _short_label() -> str:
 
 _SHORT = _short_label()
 #: True for a label that takes two lines: on a narrow box, still long once its lane is a word.
-_TWO_LINES = f"{_NARROW} && length({_SHORT}) > {NARROW_LABEL_CHARS}"
-#: On a narrow box a label names its lane in a word, and a long one is split at the first
-#: "·" (model · lane, use case · pair) onto two lines; wide boxes keep the label as it is.
-_NARROW_LABEL_EXPR = (f"{_TWO_LINES} ? split({_SHORT}, {_json(vocab.LANE_SEP)}) : "
+_AT = f"indexof({_SHORT}, {_json(vocab.LANE_SEP)})"
+_TWO_LINES = f"{_NARROW} && length({_SHORT}) > {NARROW_LABEL_CHARS} && {_AT} > 0"
+#: On a narrow box a label names its lane in a word, and a long one is split at its first
+#: "·" onto two lines (model | lane · language; use case | pair); wide boxes keep the label
+#: as it is.
+_NARROW_LABEL_EXPR = (f"{_TWO_LINES} ? [substring({_SHORT}, 0, {_AT}), "
+                      f"substring({_SHORT}, {_AT} + {len(vocab.LANE_SEP)})] : "
                       f"({_NARROW} ? {_SHORT} : datum.label)")
 #: Vega hangs a label's second line below the first: with the baseline at "bottom" the two
 #: lines sit centred on their row.

@@ -156,10 +156,12 @@ def _text_of(svg: str) -> list[str]:
 @pytest.mark.parametrize(("box", "expected"), [
     # a phone: the lane in a word; still long, two lines split at the lane
     (390, ["GPT 5.4 · paper", "Qwen2.5-Coder-1.5B-Instruct (local)|computed",
-           "Salary estimation|Hindu vs Muslim"]),
+           "Salary estimation|Hindu vs Muslim",
+           "SmolLM2-135M-Instruct (bundled)|computed · Hinglish"]),
     # a wide box keeps every label as it is
     (900, ["GPT 5.4 · Published (paper)", "Qwen2.5-Coder-1.5B-Instruct (local) · Computed here",
-           "Salary estimation · Hindu vs Muslim"]),
+           "Salary estimation · Hindu vs Muslim",
+           "SmolLM2-135M-Instruct (bundled) · Computed here · Hinglish"]),
 ])
 @pytest.mark.skipif(not export.can_render(), reason="vl-convert-python is not installed")
 def test_narrow_label_expression_shortens_and_splits_on_a_phone(box: int,
@@ -170,7 +172,8 @@ def test_narrow_label_expression_shortens_and_splits_on_a_phone(box: int,
     assert "containerSize()[0]" in expr
     labels = ["GPT 5.4 · Published (paper)",
               "Qwen2.5-Coder-1.5B-Instruct (local) · Computed here",
-              "Salary estimation · Hindu vs Muslim"]
+              "Salary estimation · Hindu vs Muslim",
+              "SmolLM2-135M-Instruct (bundled) · Computed here · Hinglish"]
     spec = {"data": {"values": [{"m": m, "v": i} for i, m in enumerate(labels)]},
             "mark": "point", "encoding": {
                 "y": {"field": "m", "type": "nominal", "sort": labels, "title": None,
