@@ -516,23 +516,38 @@ def nice_ticks(r_max: float) -> list[float]:
     return [round(step * i, 6) for i in range(1, 5)]
 
 
+#: Opacity of a heatmap cell that rests on too few answers (see ``faded``).
+FADED_OPACITY = 0.3
+
+
 def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
             x_order: Sequence[str], y_order: Sequence[str], title: str, diverging: bool = False,
-            domain: tuple[float, float] | None = None, tooltip: Sequence[str] = ()
+            domain: tuple[float, float] | None = None, tooltip: Sequence[str] = (),
+            faded: str | None = None, faded_values: tuple[str, str] = ("", "")
             ) -> alt.LayerChart:
-    """A labelled heatmap; diverging (blue–orange around 0) for signed gaps."""
+    """A labelled heatmap; diverging (blue–orange around 0) for signed gaps.
+
+    ``faded`` names a column holding ``faded_values`` (enough, too few answers): cells of
+    the second are drawn faint, with a legend saying why — at full strength the thinnest
+    cells (one answer against one) were the darkest on the chart."""
     dom = list(domain) if domain else alt.Undefined
     scale = (alt.Scale(scheme="blueorange", domainMid=0, domain=dom) if diverging
              else alt.Scale(scheme="blues", domain=dom))
     xch = alt.X(field=x, type=_N, sort=list(x_order), title=None,
                 axis=alt.Axis(labelAngle=-30, labelLimit=0, orient="top"))
     ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=0))
+    fade: list[alt.Opacity] = []
+    if faded:
+        fscale = alt.Scale(domain=list(faded_values), range=[1.0, FADED_OPACITY])
+        fade = [alt.Opacity(field=faded, type=_N, scale=fscale,
+                            legend=alt.Legend(orient="bottom", title="Basis")),
+                alt.Opacity(field=faded, type=_N, scale=fscale, legend=None)]
     rect = alt.Chart().mark_rect().encode(
         xch, ych, alt.Color(field=value, type=_Q, scale=scale, title=title,
                             legend=alt.Legend(orient="bottom")),
-        tooltip=_tips((y, x, value, *tooltip), frame))
+        *fade[:1], tooltip=_tips((y, x, value, *tooltip, *([faded] if faded else [])), frame))
     label = alt.Chart().mark_text(fontSize=10, color="#111111").encode(
-        xch, ych, alt.Text(field=text, type=_N))
+        xch, ych, alt.Text(field=text, type=_N), *fade[1:])
     return with_data(alt.LayerChart(layer=[rect, label]).properties(height=alt.Step(28)),
                      frame)
 

@@ -318,12 +318,36 @@ def deviation(label: str, frame: pd.DataFrame, *, lang: str, task: str) -> str:
 #: with eight digits that only says one average is close to zero.
 MAX_RATIO_WORDS = 100
 #: Fewest matched slots (same profile and wording, both identities answered) a canonical gap
-#: needs before a sentence names it: with fewer, one or two answers set the number (SmolLM2's
-#: 200 % "gap" between one Tier 1 city answer and one Village answer).
+#: needs before a sentence names it and its chart cell is drawn at full strength: with fewer,
+#: one or two answers set the number (SmolLM2's 200 % "gap" between one Tier 1 city answer
+#: and one Village answer).
 MIN_SENTENCE_SLOTS = 10
-#: Fewest answers per identity of the axis, on average, a maximum observed gap needs before a
-#: sentence names it.
+#: Fewest answers per identity of the axis, on average, a maximum observed gap needs for the
+#: same.
 MIN_SENTENCE_ANSWERS = 10
+#: How a chart's legend names the cells below those counts.
+THIN_CANONICAL = f"fewer than {MIN_SENTENCE_SLOTS} matched prompts"
+THIN_MAX_GAP = f"fewer than {MIN_SENTENCE_ANSWERS} answers per identity"
+ENOUGH_DATA = "enough answers"
+
+
+def canonical_enough(frame: pd.DataFrame) -> pd.Series:
+    """Per row: whether a canonical gap rests on :data:`MIN_SENTENCE_SLOTS` matched slots
+    (``n matched slots``; every row when the column is absent)."""
+    slots = frame.get("n matched slots")
+    if slots is None:
+        return pd.Series(True, index=frame.index)
+    return pd.to_numeric(slots, errors="coerce").fillna(0) >= MIN_SENTENCE_SLOTS
+
+
+def max_gap_enough(frame: pd.DataFrame) -> pd.Series:
+    """Per row: whether a maximum observed gap rests on :data:`MIN_SENTENCE_ANSWERS` answers
+    per identity of its axis (``n rows``, ``Axis``; every row when ``n rows`` is absent)."""
+    rows = frame.get("n rows")
+    if rows is None:
+        return pd.Series(True, index=frame.index)
+    need = frame["Axis"].map(lambda a: MIN_SENTENCE_ANSWERS * len(vocab.identifiers_of(a)))
+    return pd.to_numeric(rows, errors="coerce").fillna(0) >= need
 
 
 def above(gap_pct: object) -> str:
@@ -345,7 +369,7 @@ def _left_out(n: int, what: str) -> str:
     if not n:
         return ""
     cells = "cell rests" if n == 1 else "cells rest"
-    return f" {n:,} {cells} on fewer {what} and {'is' if n == 1 else 'are'} left out here."
+    return f" {n:,} {cells} on {what} and {'is' if n == 1 else 'are'} left out here."
 
 
 def canonical(frame: pd.DataFrame) -> str:
@@ -356,9 +380,7 @@ def canonical(frame: pd.DataFrame) -> str:
     ok = frame[frame["CPG %"].notna()] if len(frame) else frame
     if ok.empty:
         return "There is no canonical pair gap in this view."
-    slots = ok.get("n matched slots")
-    solid = ok if slots is None else ok[slots.fillna(0) >= MIN_SENTENCE_SLOTS]
-    fewer = f"than {MIN_SENTENCE_SLOTS} matched prompts"
+    solid = ok[canonical_enough(ok)]
     if solid.empty:
         return (f"No canonical gap here rests on {MIN_SENTENCE_SLOTS} or more matched prompts "
                 "(the same profile and wording answered for both identities), so none is "
@@ -379,7 +401,7 @@ def canonical(frame: pd.DataFrame) -> str:
             f"{top['Use case'].lower()} answers: {more}'s average answer is {above(v)} "
             f"{less}'s (a gap of {num(v)} % of their average, {ci(lo, hi)}, {basis}"
             f"computed here; {verdict}). English and Hinglish are pooled."
-            + _left_out(len(ok) - len(solid), fewer))
+            + _left_out(len(ok) - len(solid), THIN_CANONICAL))
 
 
 def max_gap(frame: pd.DataFrame) -> str:
@@ -390,10 +412,7 @@ def max_gap(frame: pd.DataFrame) -> str:
     ok = frame[frame["Gap %"].notna()] if len(frame) else frame
     if ok.empty:
         return "There is no maximum observed gap in this view."
-    rows = ok.get("n rows")
-    need = ok["Axis"].map(lambda a: MIN_SENTENCE_ANSWERS * len(vocab.identifiers_of(a)))
-    solid = ok if rows is None else ok[rows.fillna(0) >= need]
-    fewer = f"than {MIN_SENTENCE_ANSWERS} answers per identity"
+    solid = ok[max_gap_enough(ok)]
     if solid.empty:
         return (f"No gap here rests on {MIN_SENTENCE_ANSWERS} or more answers per identity, so "
                 f"none is worth a sentence; the {len(ok):,} shown are in the table, with their "
@@ -404,7 +423,19 @@ def max_gap(frame: pd.DataFrame) -> str:
             f"answer is {above(top['Gap %'])} {top['Lowest']}'s (a gap of {num(top['Gap %'])} % "
             f"of their average, {ci(top.get('CI low'), top.get('CI high'))}, computed here). "
             "It is the largest of all pairs on the axis, picked after looking, so it overstates "
-            "a typical gap." + _left_out(len(ok) - len(solid), fewer))
+            "a typical gap." + _above_its_interval(top)
+            + _left_out(len(ok) - len(solid), THIN_MAX_GAP))
+
+
+def _above_its_interval(top: pd.Series) -> str:
+    """What an interval wholly above its own gap means (Methodology, maximum observed gap):
+    resampled, every identity's average moves and the largest gap is picked again, so the
+    replicates run above the gap when the averages' noise is about as large as the gap."""
+    lo = top.get("CI low")
+    if not (_ok(lo) and float(lo) > float(top["Gap %"])):
+        return ""
+    return (" Its interval lies wholly above the gap itself, which happens when the noise in "
+            "each identity's average is about as large as the gap: it cannot confirm the gap.")
 
 
 def slot(label: str, summary: Mapping[str, object], *, lang: str, task: str, axis: str,

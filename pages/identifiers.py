@@ -237,13 +237,16 @@ def _body() -> None:
                 if frame["CPG %"].abs().max() > lim:
                     ui.explain(f"Colours stop at ±{lim:.0f} % so one outlier does not wash out the "
                                "rest; every cell's label gives its true value.")
+                frame["Basis"] = sentences.canonical_enough(frame).map(
+                    {True: sentences.ENOUGH_DATA, False: sentences.THIN_CANONICAL})
                 spec = charts.spec(
                     charts.heatmap, frame, x="Model", y="Row", value="CPG %", text="Label",
                     x_order=model_columns(frame), y_order=rows,
                     title="CPG % (orange: first identity gets more)", diverging=True,
                     domain=(-lim, lim),
                     tooltip=("CI low", "CI high", "Sign consistency %", "Rank-biserial",
-                             "n matched slots"))
+                             "n matched slots"), faded="Basis",
+                    faded_values=(sentences.ENOUGH_DATA, sentences.THIN_CANONICAL))
                 ui.sentence(sentences.canonical(frame))
                 ui.chart(spec, frame.drop(columns=["Row", "Label"]),
                          f"canonical pair gaps {method} {axis}",
@@ -264,7 +267,11 @@ def _body() -> None:
         ui.explain("The largest gap between *any* two identities on an axis (mean answers, as a % "
                    "of their average), naming which identity got the most and which the least. It "
                    "is never smaller than the canonical pair's gap in size. English and Hinglish "
-                   "pooled; 95% CI from resampling answers.")
+                   "pooled; 95% CI from resampling answers (the paper's method). Such an "
+                   "interval can lie wholly above its gap: each resample moves every identity's "
+                   "average and picks the largest gap again, so where that noise is as large as "
+                   "the gap the interval shows the noise and cannot confirm the gap. Faint cells "
+                   f"rest on {sentences.THIN_MAX_GAP}.")
         with ui.guard("Maximum observed gaps"):
             mog = data.rows("max_gaps", axis=axes, task=tasks, model=sel_models, source_kind=kinds,
                             method=method)
@@ -285,10 +292,13 @@ def _body() -> None:
                                   zip(frame["Gap %"], frame["Highest"], frame["Lowest"],
                                       strict=True)]
                 rows = [f"{vocab.TASK_LABELS[t]} · {a}" for t in tasks for a in axes]
+                frame["Basis"] = sentences.max_gap_enough(frame).map(
+                    {True: sentences.ENOUGH_DATA, False: sentences.THIN_MAX_GAP})
                 spec = charts.spec(
                     charts.heatmap, frame, x="Model", y="Row", value="Gap %", text="Label",
                     x_order=model_columns(frame), y_order=rows, title="Largest gap %",
-                    tooltip=("CI low", "CI high", "Highest", "Lowest", "n rows"))
+                    tooltip=("CI low", "CI high", "Highest", "Lowest", "n rows"),
+                    faded="Basis", faded_values=(sentences.ENOUGH_DATA, sentences.THIN_MAX_GAP))
                 ui.sentence(sentences.max_gap(frame))
                 ui.chart(spec, frame.drop(columns=["Row", "Label"]),
                          f"maximum observed gaps {method} {axis}",

@@ -416,6 +416,9 @@ DERIVED: Mapping[str, ColumnInfo] = MappingProxyType({
     "coverage": _i("Coverage", "Share of the benchmark's prompt pairs behind a computed number "
                    "(parse failures and missing answers form no pair), or why a cell has no "
                    "number."),
+    "basis": _i("Basis", "Whether the cell rests on enough answers to be read (the page says "
+                "how many it needs): a thinner cell is drawn faint and left out of the page's "
+                "sentence, since one or two answers set its number."),
 })
 
 def info(table: str, column: str) -> ColumnInfo:

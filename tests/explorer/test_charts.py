@@ -154,3 +154,21 @@ def test_language_legend_lists_only_the_languages_drawn() -> None:
     assert scale["range"] == [charts.LANGUAGE_COLORS["English"],
                               charts.LANGUAGE_COLORS["Hinglish"]]  # colours stay fixed
     assert charts.language_scale().to_dict()["domain"] == list(charts.LANGUAGE_COLORS)
+
+
+def test_heatmap_draws_thin_cells_faint_with_a_legend_saying_why() -> None:
+    f = pd.DataFrame({"m": ["a", "b"], "r": ["x", "x"], "v": [200.0, 5.0], "t": ["1", "2"],
+                      "Basis": ["too few", "enough"]})
+    spec = _valid(charts.heatmap(f, x="m", y="r", value="v", text="t", x_order=["a", "b"],
+                                 y_order=["x"], title="T", faded="Basis",
+                                 faded_values=("enough", "too few")))
+    rect, label = spec["layer"]
+    for layer in (rect, label):
+        op = layer["encoding"]["opacity"]
+        assert op["field"] == "Basis" and op["scale"]["domain"] == ["enough", "too few"]
+        assert op["scale"]["range"] == [1.0, charts.FADED_OPACITY]
+    assert rect["encoding"]["opacity"]["legend"]["title"] == "Basis"
+    assert label["encoding"]["opacity"]["legend"] is None  # one legend, not two
+    plain = _valid(charts.heatmap(f, x="m", y="r", value="v", text="t", x_order=["a", "b"],
+                                  y_order=["x"], title="T"))
+    assert all("opacity" not in layer["encoding"] for layer in plain["layer"])

@@ -221,3 +221,17 @@ def test_a_ratio_of_averages_beyond_a_hundred_is_said_in_words() -> None:
     # 199.98 % of the average: one average is ~1/20,000 of the other
     assert sentences.above(199.98) == f"more than {sentences.MAX_RATIO_WORDS} times"
     assert sentences.above(196.0) == "9,800.0 % above"  # a ratio of 99: still a percentage
+
+
+def test_max_gap_sentence_says_when_its_interval_lies_above_the_gap() -> None:
+    """Qwen's largest salary-estimation gap on Religion is 4.4 % with a 95 % CI of 4.7–11.0:
+    resampling a maximum of noisy averages runs above it; the sentence must not let the
+    interval read as support."""
+    frame = pd.DataFrame({"Model": ["Tiny · Computed here"], "Use case": ["Salary estimation"],
+                          "Axis": ["Religion"], "Gap %": [4.444], "CI low": [4.72],
+                          "CI high": [10.99], "Highest": ["Sikh"], "Lowest": ["Sunni"],
+                          "n rows": [1296]})
+    text = sentences.max_gap(frame)
+    assert "95 % CI 4.7–11.0" in text and "cannot confirm the gap" in text
+    inside = sentences.max_gap(frame.assign(**{"CI low": [2.0]}))
+    assert "cannot confirm" not in inside

@@ -208,8 +208,28 @@ def test_identifiers_never_show_counter_offer_markups_as_gaps(shipped: Path) -> 
         assert co.any() and frame.loc[co, col].isna().all()
         assert frame.loc[~co, col].notna().any()
         assert any("Counter-offer gaps are not shown for" in c.value for c in at.caption)
-        said = " ".join(texts(at))
+        said = texts(at)
         assert "counter-offer answers:" not in said.lower()  # the sentence names no markup gap
+
+
+def test_identifier_pair_tabs_fade_and_skip_cells_resting_on_a_few_answers(shipped: Path
+                                                                           ) -> None:
+    """SmolLM2's service-pricing cells rest on one or two answers (a 200 % 'gap' between one
+    Tier 1 city answer and one Village answer): the table says so in *Basis*, and the
+    sentence names a gap with enough answers and counts the ones it leaves out."""
+    from explorer import sentences
+
+    for tab, col, thin in (("canonical", "CPG %", sentences.THIN_CANONICAL),
+                           ("largest", "Gap %", sentences.THIN_MAX_GAP)):
+        at = _open("identifiers", tab=tab)
+        frame = next(d.value for d in at.dataframe if col in d.value.columns)
+        faint = frame[frame["Basis"] == thin]
+        assert len(faint) and faint["Model ID"].eq("smollm2-135m-instruct").all()
+        assert set(frame["Basis"]) == {sentences.ENOUGH_DATA, thin}
+        said = texts(at)
+        assert f"rest on {thin} and are left out here" in said
+        gap = said.split("gap here is ")[1].split(" answers")[0]  # whose answers it names
+        assert "service pricing" not in gap, gap
 
 
 @pytest.mark.parametrize("method", ["upstream", "corrected"])
