@@ -325,10 +325,14 @@ MIN_SENTENCE_SLOTS = 10
 #: Fewest answers per identity of the axis, on average, a maximum observed gap needs for the
 #: same.
 MIN_SENTENCE_ANSWERS = 10
-#: How a chart's legend names the cells below those counts.
+#: The cells below those counts, in a sentence ...
 THIN_CANONICAL = f"fewer than {MIN_SENTENCE_SLOTS} matched prompts"
 THIN_MAX_GAP = f"fewer than {MIN_SENTENCE_ANSWERS} answers per identity"
-ENOUGH_DATA = "enough answers"
+#: ... and in a chart's *Basis* legend and column (short: a phone's legend starts under the
+#: plot, and the long form ran past the box).
+BASIS_ENOUGH = "enough answers"
+BASIS_THIN_CANONICAL = f"< {MIN_SENTENCE_SLOTS} matched prompts"
+BASIS_THIN_MAX_GAP = f"< {MIN_SENTENCE_ANSWERS} answers per identity"
 
 
 def canonical_enough(frame: pd.DataFrame) -> pd.Series:

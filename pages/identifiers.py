@@ -238,7 +238,7 @@ def _body() -> None:
                     ui.explain(f"Colours stop at ±{lim:.0f} % so one outlier does not wash out the "
                                "rest; every cell's label gives its true value.")
                 frame["Basis"] = sentences.canonical_enough(frame).map(
-                    {True: sentences.ENOUGH_DATA, False: sentences.THIN_CANONICAL})
+                    {True: sentences.BASIS_ENOUGH, False: sentences.BASIS_THIN_CANONICAL})
                 spec = charts.spec(
                     charts.heatmap, frame, x="Model", y="Row", value="CPG %", text="Label",
                     x_order=model_columns(frame), y_order=rows,
@@ -246,7 +246,7 @@ def _body() -> None:
                     domain=(-lim, lim),
                     tooltip=("CI low", "CI high", "Sign consistency %", "Rank-biserial",
                              "n matched slots"), faded="Basis",
-                    faded_values=(sentences.ENOUGH_DATA, sentences.THIN_CANONICAL))
+                    faded_values=(sentences.BASIS_ENOUGH, sentences.BASIS_THIN_CANONICAL))
                 ui.sentence(sentences.canonical(frame))
                 ui.chart(spec, frame.drop(columns=["Row", "Label"]),
                          f"canonical pair gaps {method} {axis}",
@@ -293,12 +293,13 @@ def _body() -> None:
                                       strict=True)]
                 rows = [f"{vocab.TASK_LABELS[t]} · {a}" for t in tasks for a in axes]
                 frame["Basis"] = sentences.max_gap_enough(frame).map(
-                    {True: sentences.ENOUGH_DATA, False: sentences.THIN_MAX_GAP})
+                    {True: sentences.BASIS_ENOUGH, False: sentences.BASIS_THIN_MAX_GAP})
                 spec = charts.spec(
                     charts.heatmap, frame, x="Model", y="Row", value="Gap %", text="Label",
                     x_order=model_columns(frame), y_order=rows, title="Largest gap %",
                     tooltip=("CI low", "CI high", "Highest", "Lowest", "n rows"),
-                    faded="Basis", faded_values=(sentences.ENOUGH_DATA, sentences.THIN_MAX_GAP))
+                    faded="Basis",
+                    faded_values=(sentences.BASIS_ENOUGH, sentences.BASIS_THIN_MAX_GAP))
                 ui.sentence(sentences.max_gap(frame))
                 ui.chart(spec, frame.drop(columns=["Row", "Label"]),
                          f"maximum observed gaps {method} {axis}",

@@ -219,13 +219,14 @@ def test_identifier_pair_tabs_fade_and_skip_cells_resting_on_a_few_answers(shipp
     sentence names a gap with enough answers and counts the ones it leaves out."""
     from explorer import sentences
 
-    for tab, col, thin in (("canonical", "CPG %", sentences.THIN_CANONICAL),
-                           ("largest", "Gap %", sentences.THIN_MAX_GAP)):
+    for tab, col, basis, thin in (
+            ("canonical", "CPG %", sentences.BASIS_THIN_CANONICAL, sentences.THIN_CANONICAL),
+            ("largest", "Gap %", sentences.BASIS_THIN_MAX_GAP, sentences.THIN_MAX_GAP)):
         at = _open("identifiers", tab=tab)
         frame = next(d.value for d in at.dataframe if col in d.value.columns)
-        faint = frame[frame["Basis"] == thin]
+        faint = frame[frame["Basis"] == basis]
         assert len(faint) and faint["Model ID"].eq("smollm2-135m-instruct").all()
-        assert set(frame["Basis"]) == {sentences.ENOUGH_DATA, thin}
+        assert set(frame["Basis"]) == {sentences.BASIS_ENOUGH, basis}
         said = texts(at)
         assert f"rest on {thin} and are left out here" in said
         gap = said.split("gap here is ")[1].split(" answers")[0]  # whose answers it names
