@@ -124,8 +124,9 @@ def _short_label() -> str:
 
 
 _SHORT = _short_label()
-#: True for a label that takes two lines: on a narrow box, still long once its lane is a word.
 _AT = f"indexof({_SHORT}, {_json(vocab.LANE_SEP)})"
+#: True for a label that takes two lines: on a narrow box, still long once its lane is a word,
+#: and with a "·" to split at.
 _TWO_LINES = f"{_NARROW} && length({_SHORT}) > {NARROW_LABEL_CHARS} && {_AT} > 0"
 #: On a narrow box a label names its lane in a word, and a long one is split at its first
 #: "·" onto two lines (model | lane · language; use case | pair); wide boxes keep the label
@@ -202,13 +203,17 @@ def _narrow_part(key: str, part: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_DATA_KEYS = frozenset({"data", "datasets"})
+
+
 def _fit_narrow(node: Any) -> Any:
     """Every explicit ``labelLimit: 0`` (no limit) of an axis, legend or header becomes
     :data:`_NARROW_LABEL_LIMIT` ("none" on a wide box only); rotated axis labels stand
     upright on a narrow box, leaving the columns their width, and a legend lists one entry
     per line there (unless it says ``direction: horizontal``); long legend titles wrap."""
     if isinstance(node, dict):
-        out = {k: _fit_narrow(v) for k, v in node.items()}
+        # inline data can be tens of thousands of records: nothing in them to fit
+        out = {k: v if k in _DATA_KEYS else _fit_narrow(v) for k, v in node.items()}
         for key in ("axis", "legend", "header"):
             part = out.get(key)
             if isinstance(part, dict):

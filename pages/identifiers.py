@@ -237,8 +237,13 @@ def _body() -> None:
                 if frame["CPG %"].abs().max() > lim:
                     ui.explain(f"Colours stop at ±{lim:.0f} % so one outlier does not wash out the "
                                "rest; every cell's label gives its true value.")
-                frame["Basis"] = sentences.canonical_enough(frame).map(
+                enough = sentences.canonical_enough(frame)
+                frame["Basis"] = enough.map(
                     {True: sentences.BASIS_ENOUGH, False: sentences.BASIS_THIN_CANONICAL})
+                if not enough[frame["CPG %"].notna()].all():
+                    ui.explain(f"Faint cells rest on {sentences.THIN_CANONICAL} (the same "
+                               "profile and wording answered for both identities): one or two "
+                               "answers set their number.")
                 spec = charts.spec(
                     charts.heatmap, frame, x="Model", y="Row", value="CPG %", text="Label",
                     x_order=model_columns(frame), y_order=rows,

@@ -229,6 +229,7 @@ def test_identifier_pair_tabs_fade_and_skip_cells_resting_on_a_few_answers(shipp
         assert set(frame["Basis"]) == {sentences.BASIS_ENOUGH, basis}
         said = texts(at)
         assert f"rest on {thin} and are left out here" in said
+        assert f"Faint cells rest on {thin}" in said  # the chart's faint cells explained
         gap = said.split("gap here is ")[1].split(" answers")[0]  # whose answers it names
         assert "service pricing" not in gap, gap
 
