@@ -311,6 +311,19 @@ def clip_limits(values: Sequence[float] | pd.Series, signed: bool = False
     return (low, cap)
 
 
+def _clip_marks(scale: alt.Scale | UndefinedType, *enc: Any) -> list[alt.Chart]:
+    """The true values of points held at the edge (:func:`_clip_columns`), written inside the
+    plot: left of the right edge, right of the left edge (written left of it, a low marker
+    ran into the axis labels)."""
+    return [alt.Chart().mark_text(align="left" if low else "right", dx=6 if low else -6,
+                                  fontSize=10, fontWeight="bold", color="#B00020")
+            .transform_filter(alt.FieldValidPredicate(field="_clip_x", valid=True))
+            .transform_filter(alt.FieldEqualPredicate(field="_clip_low", equal=low))
+            .encode(alt.X(field="_clip_x", type=_Q, scale=scale), *enc,
+                    alt.Text(field="_clip", type=_N))
+            for low in (False, True)]
+
+
 def _clip_columns(frame: pd.DataFrame, cols: Sequence[str], limits: tuple[float, float],
                   value: str) -> pd.DataFrame:
     """Add ``_c_<col>`` (value held inside the limits) and ``_clip`` (a marker with the true
@@ -321,10 +334,11 @@ def _clip_columns(frame: pd.DataFrame, cols: Sequence[str], limits: tuple[float,
         if c in out.columns:
             out[f"_c_{c}"] = pd.to_numeric(out[c], errors="coerce").clip(lo_lim, hi_lim)
     v = pd.to_numeric(out[value], errors="coerce")
-    out["_clip"] = [f"▶ {x:,.0f}" if x > hi_lim else f"{x:,.0f} ◀" if x < lo_lim else None
+    out["_clip"] = [f"▶ {x:,.0f}" if x > hi_lim else f"◀ {x:,.0f}" if x < lo_lim else None
                     for x in v.fillna(0.0)]
     out["_clip_x"] = [hi_lim if x > hi_lim else lo_lim if x < lo_lim else None
                       for x in v.fillna(0.0)]
+    out["_clip_low"] = v.fillna(0.0) < lo_lim
     inside = (v >= lo_lim) & (v <= hi_lim)
     # an interval cut at the edge while its point is inside: marked where it is cut
     ends = [(cols[-1], hi_lim, "›", True)] + ([(cols[1], lo_lim, "‹", False)]
@@ -404,11 +418,7 @@ def ci_dots(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str
         alt.X(field=xs, type=_Q, title=x_title, scale=scale), ych, off, col,
         tooltip=_tips((y, color, x, lo, hi, *tooltip), frame)))
     if limits is not None:
-        layers.append(alt.Chart().mark_text(align="right", dx=-6, fontSize=10,
-                                            fontWeight="bold", color="#B00020").transform_filter(
-            alt.FieldValidPredicate(field="_clip_x", valid=True)).encode(
-            alt.X(field="_clip_x", type=_Q, scale=scale), ych, off,
-            alt.Text(field="_clip", type=_N)))
+        layers += _clip_marks(scale, ych, off)
         cut_marks: tuple[tuple[str, Literal["left", "right"], int], ...] = (
             ("›", "left", 2), ("‹", "right", -2))
         for mark, align, dx in cut_marks:
@@ -520,6 +530,17 @@ def nice_ticks(r_max: float) -> list[float]:
 FADED_OPACITY = 0.3
 
 
+def _fade(faded: str | None, values: tuple[str, str]) -> list[alt.Opacity]:
+    """Opacity by ``faded`` (a column holding ``values``: enough answers, too few): the
+    first with the *Basis* legend, the second for further layers, without one."""
+    if not faded:
+        return []
+    scale = alt.Scale(domain=list(values), range=[1.0, FADED_OPACITY])
+    return [alt.Opacity(field=faded, type=_N, scale=scale,
+                        legend=alt.Legend(orient="bottom", title="Basis")),
+            alt.Opacity(field=faded, type=_N, scale=scale, legend=None)]
+
+
 def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
             x_order: Sequence[str], y_order: Sequence[str], title: str, diverging: bool = False,
             domain: tuple[float, float] | None = None, tooltip: Sequence[str] = (),
@@ -536,12 +557,7 @@ def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
     xch = alt.X(field=x, type=_N, sort=list(x_order), title=None,
                 axis=alt.Axis(labelAngle=-30, labelLimit=0, orient="top"))
     ych = alt.Y(field=y, type=_N, sort=list(y_order), title=None, axis=alt.Axis(labelLimit=0))
-    fade: list[alt.Opacity] = []
-    if faded:
-        fscale = alt.Scale(domain=list(faded_values), range=[1.0, FADED_OPACITY])
-        fade = [alt.Opacity(field=faded, type=_N, scale=fscale,
-                            legend=alt.Legend(orient="bottom", title="Basis")),
-                alt.Opacity(field=faded, type=_N, scale=fscale, legend=None)]
+    fade = _fade(faded, faded_values)
     rect = alt.Chart().mark_rect().encode(
         xch, ych, alt.Color(field=value, type=_Q, scale=scale, title=title,
                             legend=alt.Legend(orient="bottom")),
@@ -663,9 +679,11 @@ def signed_bars(frame: pd.DataFrame, *, x: str, y: str, y_order: Sequence[str], 
 
 
 def deviation_dots(frame: pd.DataFrame, *, y_order: Sequence[str], color_order: Sequence[str],
-                   facet_order: Sequence[str] | None = None) -> alt.TopLevelMixin:
+                   facet_order: Sequence[str] | None = None, faded: str | None = None,
+                   faded_values: tuple[str, str] = ("", "")) -> alt.TopLevelMixin:
     """% deviation of each identifier from its axis mean, one dot per model; one panel per
-    axis when several axes are shown (each panel lists that axis's identifiers)."""
+    axis when several axes are shown (each panel lists that axis's identifiers). ``faded``:
+    as :func:`heatmap` — dots resting on too few answers are drawn faint."""
     ych = alt.Y(field="Identifier", type=_N, sort=list(y_order), title=None,
                 axis=alt.Axis(labelLimit=0))
     limits = clip_limits(frame["Deviation %"], signed=True) if len(frame) else None
@@ -681,14 +699,12 @@ def deviation_dots(frame: pd.DataFrame, *, y_order: Sequence[str], color_order: 
         alt.Color(field="Model", type=_N, sort=list(color_order), legend=_legend(columns=3),
                   scale=alt.Scale(domain=list(color_order),
                                   range=(MODEL_PALETTE * 4)[:max(1, len(color_order))])),
-        tooltip=_tips(("Model", "Axis", "Identifier", "Deviation %", "n rows", "Source type"),
-                      frame))
+        *_fade(faded, faded_values)[:1],
+        tooltip=_tips(("Model", "Axis", "Identifier", "Deviation %", "n rows", "Source type",
+                       *([faded] if faded else [])), frame))
     layers = [_rule_at(0.0), dots]
     if limits is not None:
-        layers.append(alt.Chart().mark_text(align="right", dx=-6, fontSize=10,
-                                            fontWeight="bold", color="#B00020").transform_filter(
-            alt.FieldValidPredicate(field="_clip_x", valid=True)).encode(
-            alt.X(field="_clip_x", type=_Q, scale=scale), ych, alt.Text(field="_clip", type=_N)))
+        layers += _clip_marks(scale, ych)
     layer = alt.LayerChart(layer=layers)
     axes = frame["Axis"].nunique() if len(frame) else 1
     if axes > 1:

@@ -172,15 +172,25 @@ def screen_spec(spec: dict[str, Any], prov: Provenance, stretch: bool = True
     out.setdefault("padding", {"left": 5, "right": 40, "top": 5, "bottom": 5})
     if not stretch:
         out["title"] = title_block(prov)
-        return out
+        return _with_config(out, _OWN_WIDTH_CONFIG)
     out = _fit_narrow(out)
     out["title"] = {**title_block(prov), "limit": SCREEN_TITLE_LIMIT,
                     "subtitleLimit": SCREEN_TITLE_LIMIT}
-    config = dict(out.get("config") or {})
-    for key, value in _NARROW_CONFIG.items():
+    return _with_config(out, _NARROW_CONFIG)
+
+
+#: A chart drawn at its own width stacks its legends under the plot: side by side, the
+#: Identifiers dot plot's *Basis* legend sat beyond the right edge of a 1440-px screen.
+_OWN_WIDTH_CONFIG: dict[str, Any] = {
+    "legend": {"layout": {"bottom": {"anchor": "start", "direction": "vertical"}}}}
+
+
+def _with_config(spec: dict[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """``spec`` with ``defaults`` under its own config (the chart's own settings win)."""
+    config = dict(spec.get("config") or {})
+    for key, value in defaults.items():
         config[key] = {**value, **(config.get(key) or {})}
-    out["config"] = config
-    return out
+    return {**spec, "config": config}
 
 
 #: Longest line of a legend title on screen: a legend starts under the plot, not at the

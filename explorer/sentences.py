@@ -300,7 +300,12 @@ def deviation(label: str, frame: pd.DataFrame, *, lang: str, task: str) -> str:
     ok = frame[frame["Deviation %"].notna()] if len(frame) else frame
     if ok.empty:
         return f"There is no identifier deviation for {label} in this view."
-    far = ok.loc[ok["Deviation %"].astype(float).abs().idxmax()]
+    solid = ok[deviation_enough(ok)]
+    if solid.empty:
+        return (f"No identity of {label}'s here rests on {MIN_SENTENCE_ANSWERS} or more "
+                f"answers, so none is worth a sentence; the {len(ok):,} shown are in the "
+                "table, with their counts.")
+    far = solid.loc[solid["Deviation %"].astype(float).abs().idxmax()]
     v = float(far["Deviation %"])
     side = "above" if v >= 0 else "below"
     n_axis = int((ok["Axis"] == far["Axis"]).sum())
@@ -311,7 +316,8 @@ def deviation(label: str, frame: pd.DataFrame, *, lang: str, task: str) -> str:
             f"{num(abs(v))} % {side} the average of the {n_axis} "
             f"{vocab.AXIS_LABELS.get(str(far['Axis']), far['Axis'])} identities (computed "
             f"here{behind}). This view has no interval, so a small deviation may be noise; the "
-            "canonical pairs tab tests chosen contrasts with intervals.")
+            "canonical pairs tab tests chosen contrasts with intervals."
+            + _left_out(len(ok) - len(solid), THIN_DEVIATION, "identity", "identities"))
 
 
 #: Above this ratio of two averages the sentence says "more than N times", not a percentage
@@ -333,6 +339,17 @@ THIN_MAX_GAP = f"fewer than {MIN_SENTENCE_ANSWERS} answers per identity"
 BASIS_ENOUGH = "enough answers"
 BASIS_THIN_CANONICAL = f"< {MIN_SENTENCE_SLOTS} matched prompts"
 BASIS_THIN_MAX_GAP = f"< {MIN_SENTENCE_ANSWERS} answers per identity"
+THIN_DEVIATION = f"fewer than {MIN_SENTENCE_ANSWERS} answers"
+BASIS_THIN_DEVIATION = f"< {MIN_SENTENCE_ANSWERS} answers"
+
+
+def deviation_enough(frame: pd.DataFrame) -> pd.Series:
+    """Per row: whether an identifier's deviation rests on :data:`MIN_SENTENCE_ANSWERS`
+    answers (``n rows``; every row when the column is absent)."""
+    rows = frame.get("n rows")
+    if rows is None:
+        return pd.Series(True, index=frame.index)
+    return pd.to_numeric(rows, errors="coerce").fillna(0) >= MIN_SENTENCE_ANSWERS
 
 
 def canonical_enough(frame: pd.DataFrame) -> pd.Series:
@@ -369,11 +386,11 @@ def above(gap_pct: object) -> str:
     return f"{num(ratio * 100 - 100)} % above"
 
 
-def _left_out(n: int, what: str) -> str:
+def _left_out(n: int, what: str, one: str = "cell", many: str = "cells") -> str:
     if not n:
         return ""
-    cells = "cell rests" if n == 1 else "cells rest"
-    return f" {n:,} {cells} on {what} and {'is' if n == 1 else 'are'} left out here."
+    rest = f"{one} rests" if n == 1 else f"{many} rest"
+    return f" {n:,} {rest} on {what} and {'is' if n == 1 else 'are'} left out here."
 
 
 def canonical(frame: pd.DataFrame) -> str:

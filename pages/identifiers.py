@@ -161,6 +161,12 @@ def _body() -> None:
                                         frame, "Deviation %")
                 if note:
                     ui.explain(note)
+                enough = sentences.deviation_enough(frame)
+                frame["Basis"] = enough.map(
+                    {True: sentences.BASIS_ENOUGH, False: sentences.BASIS_THIN_DEVIATION})
+                if not enough[frame["Deviation %"].notna()].all():
+                    ui.explain(f"Faint dots rest on {sentences.THIN_DEVIATION}: a few answers "
+                               "set their number, and the sentence leaves them out.")
                 first = frame["Model ID"].iloc[0]
                 ui.sentence(sentences.deviation(labels.get(first, first),
                                                 frame[frame["Model ID"] == first],
@@ -170,7 +176,8 @@ def _body() -> None:
                 spec = charts.spec(
                     charts.deviation_dots, frame,
                     y_order=[v for v in vocab.IDENTIFIER_VALUES if v in present],
-                    color_order=model_order, facet_order=list(axes))
+                    color_order=model_order, facet_order=list(axes), faded="Basis",
+                    faded_values=(sentences.BASIS_ENOUGH, sentences.BASIS_THIN_DEVIATION))
                 ui.chart(spec, frame, f"identifier deviation {shown} {axis} {lang} {task}",
                          f"{PAGE}-dev",
                          alt_text="Dot plot of each identifier's deviation from its axis average",

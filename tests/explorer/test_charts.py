@@ -172,3 +172,36 @@ def test_heatmap_draws_thin_cells_faint_with_a_legend_saying_why() -> None:
     plain = _valid(charts.heatmap(f, x="m", y="r", value="v", text="t", x_order=["a", "b"],
                                   y_order=["x"], title="T"))
     assert all("opacity" not in layer["encoding"] for layer in plain["layer"])
+
+
+def test_deviation_dots_draw_thin_identities_faint() -> None:
+    f = pd.DataFrame({"Model": ["a", "a"], "Axis": ["Caste"] * 2, "Identifier": ["x", "y"],
+                      "Deviation %": [1.0, -50.0], "n rows": [300, 2], "Source type": ["c"] * 2,
+                      "Basis": ["enough", "too few"]})
+    spec = _valid(charts.deviation_dots(f, y_order=["x", "y"], color_order=["a"],
+                                        faded="Basis", faded_values=("enough", "too few")))
+    dots = [layer for layer in spec["layer"] if "opacity" in layer.get("encoding", {})]
+    assert len(dots) == 1
+    op = dots[0]["encoding"]["opacity"]
+    assert op["scale"] == {"domain": ["enough", "too few"], "range": [1.0, charts.FADED_OPACITY]}
+    assert op["legend"]["title"] == "Basis"
+
+
+def test_a_low_outlier_is_marked_inside_the_plot_not_over_the_labels() -> None:
+    """A marker left of the left edge ran into the identity names (Identifiers, '-60 ◀'
+    over 'Sikh'): low markers are written right of the edge, high ones left of it."""
+    f = pd.DataFrame({"Model": ["a"] * 12, "Axis": ["Caste"] * 12,
+                      "Identifier": [f"i{k}" for k in range(12)],
+                      "Deviation %": [1.0, -2.0, 3.0, -1.0, 2.0, 0.5, -0.5, 1.5, -1.5, 2.5,
+                                      -900.0, 900.0],
+                      "n rows": [300] * 12, "Source type": ["c"] * 12})
+    spec = _valid(charts.deviation_dots(f, y_order=list(f["Identifier"]), color_order=["a"]))
+    marks = {}
+    for layer in spec["layer"]:
+        low = [t["filter"]["equal"] for t in layer.get("transform", [])
+               if t.get("filter", {}).get("field") == "_clip_low"]
+        if low:
+            marks[low[0]] = (layer["mark"]["align"], layer["mark"]["dx"])
+    assert marks == {True: ("left", 6), False: ("right", -6)}
+    recs = {r["Identifier"]: r["_clip"] for r in spec["data"]["values"] if r["_clip"]}
+    assert recs == {"i10": "◀ -900", "i11": "▶ 900"}

@@ -223,6 +223,8 @@ def test_a_chart_drawn_at_its_own_width_is_not_fitted_to_its_box() -> None:
     that box as 0 px wide, so fitting to it cut every title and panel name to ~100 px."""
     spec = export.screen_spec(_spec(), PROV, stretch=False)
     assert "containerSize" not in json.dumps(spec)
+    # its legends stack under the plot (side by side, one sat beyond a wide screen's edge)
+    assert spec["config"]["legend"]["layout"]["bottom"]["direction"] == "vertical"
     assert spec["title"]["limit"] == spec["title"]["subtitleLimit"] == 0
     assert spec["title"] == export.title_block(PROV)
     assert "containerSize" in json.dumps(export.screen_spec(_spec(), PROV))

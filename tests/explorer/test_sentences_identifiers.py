@@ -235,3 +235,13 @@ def test_max_gap_sentence_says_when_its_interval_lies_above_the_gap() -> None:
     assert "95 % CI 4.7–11.0" in text and "cannot confirm the gap" in text
     inside = sentences.max_gap(frame.assign(**{"CI low": [2.0]}))
     assert "cannot confirm" not in inside
+
+
+def test_deviation_sentence_skips_identities_resting_on_a_few_answers() -> None:
+    frame = pd.DataFrame({"Identifier": ["Brahmin", "Dalit", "Jat"], "Axis": ["Caste"] * 3,
+                          "Deviation %": [2.0, -90.0, 5.0], "n rows": [300, 2, 290]})
+    text = sentences.deviation("Tiny", frame, lang="en", task="salary_estimation")
+    assert "Jat sits furthest" in text and "Dalit" not in text
+    assert "1 identity rests on fewer than 10 answers and is left out here" in text
+    none = sentences.deviation("Tiny", frame.iloc[[1]], lang="en", task="salary_estimation")
+    assert "No identity of Tiny's here rests on 10 or more answers" in none
