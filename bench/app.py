@@ -270,6 +270,16 @@ _PROBE_JS = """(() => {
     if (!states.length || states[states.length - 1][1] !== s) states.push([performance.now(), s]);
   }).observe(document, {attributes: true, subtree: true,
                         attributeFilter: ['data-test-script-state']});
+  // content changes of the main block (text and elements, not attributes): on a page without
+  // charts, the proof that a run too short to show its running state happened
+  let edits = 0;
+  const watchMain = () => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    if (!main) { requestAnimationFrame(watchMain); return; }
+    new MutationObserver(() => { edits += 1; }).observe(
+      main, {childList: true, characterData: true, subtree: true});
+  };
+  watchMain();
   let last = '';
   const tick = () => {
     // also polled here: a page change can remount stApp with its state already set, which
@@ -292,7 +302,7 @@ _PROBE_JS = """(() => {
     const there = !!want && [...document.querySelectorAll('h1')].some(
       h => h.textContent.trim() === want[0]) && document.body.textContent.includes(want[1]);
     const row = [stateOf(), busy, embeds.length, drawn, fresh,
-                 embeds.length ? Math.round(minH) : 0, states.length, there];
+                 embeds.length ? Math.round(minH) : 0, states.length, there, edits];
     const key = row.join('|');
     if (key !== last) { last = key; frames.push([performance.now(), ...row]); }
     requestAnimationFrame(tick);
@@ -313,13 +323,16 @@ _PROBE_JS = """(() => {
   };
   // A run so short that its running and notRunning states reach React in one update leaves
   // no 'running' entry (seen on a fast host): then new charts drawn after t0 are the proof
-  // that it ran (run_start null), which needs a view with charts.
+  // that it ran (run_start null), or, on a view without charts (Try a prompt), the first
+  // change of the main block's content after t0.
   window.__rbDoneAt = (t0, expected, expectedFresh) => {
     const ran = states.find(s => s[0] >= t0 && s[1] === 'running');
-    if (!ran && !(expectedFresh > 0)) return null;
+    const before = frames.filter(f => f[0] < t0);
+    const edits0 = before.length ? before[before.length - 1][9] : 0;
     const from = ran ? ran[0] : t0;
-    for (const [t, state, busy, n, drawn, fresh, minH] of frames) {
-      if (t >= from && state === 'notRunning' && !busy && n >= expected && drawn &&
+    for (const [t, state, busy, n, drawn, fresh, minH, , , edited] of frames) {
+      const proof = ran || (expectedFresh > 0 ? true : edited > edits0);
+      if (t >= from && proof && state === 'notRunning' && !busy && n >= expected && drawn &&
           fresh >= expectedFresh)
         return {t: t, run_start: ran ? ran[0] : null, charts: n, fresh: fresh,
                 min_height: minH};
