@@ -117,7 +117,6 @@ _CHART_TEXT = (".role-title-text, .role-title-subtitle, .role-axis-title, .role-
                ".role-axis-label text, .role-legend-label text, .role-header-label text")
 
 
-
 def charts_clipped(page: Page, roles: str = _CHART_TEXT) -> list[list[object]]:
     """Every chart text (of ``roles``, CSS selectors) cut off by its own SVG's edge:
     [chart index, role, text, px outside]."""
