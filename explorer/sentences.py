@@ -345,30 +345,36 @@ BASIS_THIN_DEVIATION = f"< {MIN_SENTENCE_ANSWERS} answers"
 
 def deviation_enough(frame: pd.DataFrame) -> pd.Series:
     """Per row: whether an identifier's deviation rests on :data:`MIN_SENTENCE_ANSWERS`
-    answers (``n rows``; every row when the column is absent)."""
-    rows = frame.get("n rows")
-    if rows is None:
+    answers (``n rows``)."""
+    return _at_least(frame, "n rows", MIN_SENTENCE_ANSWERS)
+
+
+def _at_least(frame: pd.DataFrame, column: str, need: object) -> pd.Series:
+    """Per row: ``column`` >= ``need`` (a number or a per-row Series); every row when the
+    column is absent (a frame that carries no counts is not judged)."""
+    counts = frame.get(column)
+    if counts is None:
         return pd.Series(True, index=frame.index)
-    return pd.to_numeric(rows, errors="coerce").fillna(0) >= MIN_SENTENCE_ANSWERS
+    return pd.to_numeric(counts, errors="coerce").fillna(0) >= need
+
+
+def basis(enough: pd.Series, thin: str) -> pd.Series:
+    """The *Basis* column of a chart that draws thin cells faint: :data:`BASIS_ENOUGH` or
+    ``thin`` per row."""
+    return enough.map({True: BASIS_ENOUGH, False: thin})
 
 
 def canonical_enough(frame: pd.DataFrame) -> pd.Series:
-    """Per row: whether a canonical gap rests on :data:`MIN_SENTENCE_SLOTS` matched slots
-    (``n matched slots``; every row when the column is absent)."""
-    slots = frame.get("n matched slots")
-    if slots is None:
-        return pd.Series(True, index=frame.index)
-    return pd.to_numeric(slots, errors="coerce").fillna(0) >= MIN_SENTENCE_SLOTS
+    """Per row: whether a canonical gap rests on :data:`MIN_SENTENCE_SLOTS` matched slots."""
+    return _at_least(frame, "n matched slots", MIN_SENTENCE_SLOTS)
 
 
 def max_gap_enough(frame: pd.DataFrame) -> pd.Series:
     """Per row: whether a maximum observed gap rests on :data:`MIN_SENTENCE_ANSWERS` answers
-    per identity of its axis (``n rows``, ``Axis``; every row when ``n rows`` is absent)."""
-    rows = frame.get("n rows")
-    if rows is None:
-        return pd.Series(True, index=frame.index)
-    need = frame["Axis"].map(lambda a: MIN_SENTENCE_ANSWERS * len(vocab.identifiers_of(a)))
-    return pd.to_numeric(rows, errors="coerce").fillna(0) >= need
+    per identity of its axis (``n rows``, ``Axis``)."""
+    need = (frame["Axis"].map(lambda a: MIN_SENTENCE_ANSWERS * len(vocab.identifiers_of(a)))
+            if "n rows" in frame.columns else 0)  # no counts: not judged (see _at_least)
+    return _at_least(frame, "n rows", need)
 
 
 def above(gap_pct: object) -> str:

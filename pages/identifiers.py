@@ -162,8 +162,7 @@ def _body() -> None:
                 if note:
                     ui.explain(note)
                 enough = sentences.deviation_enough(frame)
-                frame["Basis"] = enough.map(
-                    {True: sentences.BASIS_ENOUGH, False: sentences.BASIS_THIN_DEVIATION})
+                frame["Basis"] = sentences.basis(enough, sentences.BASIS_THIN_DEVIATION)
                 if not enough[frame["Deviation %"].notna()].all():
                     ui.explain(f"Faint dots rest on {sentences.THIN_DEVIATION}: a few answers "
                                "set their number, and the sentence leaves them out.")
@@ -245,8 +244,7 @@ def _body() -> None:
                     ui.explain(f"Colours stop at ±{lim:.0f} % so one outlier does not wash out the "
                                "rest; every cell's label gives its true value.")
                 enough = sentences.canonical_enough(frame)
-                frame["Basis"] = enough.map(
-                    {True: sentences.BASIS_ENOUGH, False: sentences.BASIS_THIN_CANONICAL})
+                frame["Basis"] = sentences.basis(enough, sentences.BASIS_THIN_CANONICAL)
                 if not enough[frame["CPG %"].notna()].all():
                     ui.explain(f"Faint cells rest on {sentences.THIN_CANONICAL} (the same "
                                "profile and wording answered for both identities): one or two "
@@ -304,8 +302,8 @@ def _body() -> None:
                                   zip(frame["Gap %"], frame["Highest"], frame["Lowest"],
                                       strict=True)]
                 rows = [f"{vocab.TASK_LABELS[t]} · {a}" for t in tasks for a in axes]
-                frame["Basis"] = sentences.max_gap_enough(frame).map(
-                    {True: sentences.BASIS_ENOUGH, False: sentences.BASIS_THIN_MAX_GAP})
+                frame["Basis"] = sentences.basis(sentences.max_gap_enough(frame),
+                                                 sentences.BASIS_THIN_MAX_GAP)
                 spec = charts.spec(
                     charts.heatmap, frame, x="Model", y="Row", value="Gap %", text="Label",
                     x_order=model_columns(frame), y_order=rows, title="Largest gap %",
