@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from altair.utils.schemapi import UndefinedType
 
-from explorer import vocab
+from explorer import export, vocab
 
 alt.utils.schemapi.disable_debug_mode()
 
@@ -544,9 +544,13 @@ def _fade(faded: str | None, values: tuple[str, str]) -> list[alt.Opacity]:
 def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
             x_order: Sequence[str], y_order: Sequence[str], title: str, diverging: bool = False,
             domain: tuple[float, float] | None = None, tooltip: Sequence[str] = (),
-            faded: str | None = None, faded_values: tuple[str, str] = ("", "")
-            ) -> alt.LayerChart:
+            faded: str | None = None, faded_values: tuple[str, str] = ("", ""),
+            narrow_text: str | None = None) -> alt.LayerChart:
     """A labelled heatmap; diverging (blue–orange around 0) for signed gaps.
+
+    ``narrow_text`` names a shorter cell label for a narrow box: a label wider than its cell
+    made Vega shrink the whole plot to hold it (on a phone, the largest gaps' "4.4 %
+    Sikh>Sunni" left 30-px columns with every label over its neighbour).
 
     ``faded`` names a column holding ``faded_values`` (enough, too few answers): cells of
     the second are drawn faint, with a legend saying why — at full strength the thinnest
@@ -562,8 +566,13 @@ def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
         xch, ych, alt.Color(field=value, type=_Q, scale=scale, title=title,
                             legend=alt.Legend(orient="bottom")),
         *fade[:1], tooltip=_tips((y, x, value, *tooltip, *([faded] if faded else [])), frame))
-    label = alt.Chart().mark_text(fontSize=10, color="#111111").encode(
-        xch, ych, alt.Text(field=text, type=_N), *fade[1:])
+    label = alt.Chart().mark_text(fontSize=10, color="#111111")
+    if narrow_text:
+        label = label.transform_calculate(
+            _cell=f"{export.NARROW} ? datum[{json.dumps(narrow_text)}] : "
+                  f"datum[{json.dumps(text)}]")
+    label = label.encode(xch, ych, alt.Text(field="_cell" if narrow_text else text, type=_N),
+                         *fade[1:])
     return with_data(alt.LayerChart(layer=[rect, label]).properties(height=alt.Step(28)),
                      frame)
 

@@ -103,9 +103,10 @@ SCREEN_TITLE_LIMIT = {"expr": "max(160, containerSize()[0] - 24)"}
 
 #: Below this chart-box width (px) the screen spec fits axes and legends into the box.
 NARROW_BOX = 600
-_NARROW = f"containerSize()[0] < {NARROW_BOX}"
+#: True on a narrow box (a Vega expression; also used by charts whose marks change there).
+NARROW = f"containerSize()[0] < {NARROW_BOX}"
 #: A label limit that is "none" (0) on a wide box and ~40 % of a narrow one.
-_NARROW_LABEL_LIMIT = {"expr": f"{_NARROW} ? max(90, round(containerSize()[0] * 0.4)) : 0"}
+_NARROW_LABEL_LIMIT = {"expr": f"{NARROW} ? max(90, round(containerSize()[0] * 0.4)) : 0"}
 #: Longest one-line label on a narrow box (~130 px at 10 px).
 NARROW_LABEL_CHARS = 24
 
@@ -127,31 +128,31 @@ _SHORT = _short_label()
 _AT = f"indexof({_SHORT}, {_json(vocab.LANE_SEP)})"
 #: True for a label that takes two lines: on a narrow box, still long once its lane is a word,
 #: and with a "·" to split at.
-_TWO_LINES = f"{_NARROW} && length({_SHORT}) > {NARROW_LABEL_CHARS} && {_AT} > 0"
+_TWO_LINES = f"{NARROW} && length({_SHORT}) > {NARROW_LABEL_CHARS} && {_AT} > 0"
 #: On a narrow box a label names its lane in a word, and a long one is split at its first
 #: "·" onto two lines (model | lane · language; use case | pair); wide boxes keep the label
 #: as it is.
 _NARROW_LABEL_EXPR = (f"{_TWO_LINES} ? [substring({_SHORT}, 0, {_AT}), "
                       f"substring({_SHORT}, {_AT} + {len(vocab.LANE_SEP)})] : "
-                      f"({_NARROW} ? {_SHORT} : datum.label)")
+                      f"({NARROW} ? {_SHORT} : datum.label)")
 #: Vega hangs a label's second line below the first: with the baseline at "bottom" the two
 #: lines sit centred on their row.
 _TWO_LINE_BASELINE = {"condition": {"test": _TWO_LINES, "value": "bottom"}, "value": "middle"}
 #: Axis titles and legends no wider than a narrow box; an x title ends at the plot's right
 #: edge there, so that a title longer than the plot runs left over the labels, not off-box.
-_NARROW_TEXT_LIMIT = {"expr": f"{_NARROW} ? max(120, containerSize()[0] - 70) : 0"}
+_NARROW_TEXT_LIMIT = {"expr": f"{NARROW} ? max(120, containerSize()[0] - 70) : 0"}
 _NARROW_CONFIG: dict[str, Any] = {
     "axis": {"labelExpr": _NARROW_LABEL_EXPR, "titleLimit": _NARROW_TEXT_LIMIT},
     "axisDiscrete": {"labelOverlap": False},
     "axisY": {"labelBaseline": _TWO_LINE_BASELINE},
-    "axisX": {"titleAnchor": {"expr": f"{_NARROW} ? 'end' : 'middle'"}},
+    "axisX": {"titleAnchor": {"expr": f"{NARROW} ? 'end' : 'middle'"}},
     # legends under the plot; on a narrow box one below the other, one entry per line: side
     # by side they ran past a phone's edge
-    "legend": {"orient": "bottom", "columns": {"expr": f"{_NARROW} ? 1 : 0"},
+    "legend": {"orient": "bottom", "columns": {"expr": f"{NARROW} ? 1 : 0"},
                "titleLimit": _NARROW_TEXT_LIMIT,
                "labelLimit": _NARROW_TEXT_LIMIT,
                "layout": {"bottom": {"anchor": "start", "direction": {
-                   "signal": f"{_NARROW} ? 'vertical' : 'horizontal'"}}}},
+                   "signal": f"{NARROW} ? 'vertical' : 'horizontal'"}}}},
     "header": {"labelExpr": _NARROW_LABEL_EXPR, "labelLimit": _NARROW_TEXT_LIMIT},
 }
 
@@ -205,11 +206,11 @@ def _narrow_part(key: str, part: dict[str, Any]) -> dict[str, Any]:
         out["labelLimit"] = _NARROW_LABEL_LIMIT
     angle = out.get("labelAngle")
     if key == "axis" and isinstance(angle, int | float) and angle:
-        out["labelAngle"] = {"expr": f"{_NARROW} ? -90 : {angle}"}
+        out["labelAngle"] = {"expr": f"{NARROW} ? -90 : {angle}"}
     columns = out.get("columns")
     # a legend that says horizontal has short entries: one line fits
     if key == "legend" and isinstance(columns, int) and out.get("direction") != "horizontal":
-        out["columns"] = {"expr": f"{_NARROW} ? 1 : {columns}"}
+        out["columns"] = {"expr": f"{NARROW} ? 1 : {columns}"}
     return out
 
 

@@ -301,6 +301,7 @@ def _body() -> None:
                 frame["Label"] = [f"{g:.1f}% {t}>{b}" if not pd.isna(g) else "—" for g, t, b in
                                   zip(frame["Gap %"], frame["Highest"], frame["Lowest"],
                                       strict=True)]
+                frame["Short"] = [f"{g:.1f}%" if not pd.isna(g) else "—" for g in frame["Gap %"]]
                 rows = [f"{vocab.TASK_LABELS[t]} · {a}" for t in tasks for a in axes]
                 frame["Basis"] = sentences.basis(sentences.max_gap_enough(frame),
                                                  sentences.BASIS_THIN_MAX_GAP)
@@ -308,16 +309,16 @@ def _body() -> None:
                     charts.heatmap, frame, x="Model", y="Row", value="Gap %", text="Label",
                     x_order=model_columns(frame), y_order=rows, title="Largest gap %",
                     tooltip=("CI low", "CI high", "Highest", "Lowest", "n rows"),
-                    faded="Basis",
+                    faded="Basis", narrow_text="Short",
                     faded_values=(sentences.BASIS_ENOUGH, sentences.BASIS_THIN_MAX_GAP))
                 ui.sentence(sentences.max_gap(frame))
-                ui.chart(spec, frame.drop(columns=["Row", "Label"]),
+                ui.chart(spec, frame.drop(columns=["Row", "Label", "Short"]),
                          f"maximum observed gaps {method} {axis}",
                          f"{PAGE}-mog", alt_text="Heatmap of maximum observed gaps by model",
                          title="Largest gap between any two identities of an axis (%)",
                          subtitle=subtitle("English and Hinglish pooled", "highest > lowest"),
                          source=ui.source_line(mog, labels))
-                ui.table(frame.drop(columns=["Row", "Label"]),
+                ui.table(frame.drop(columns=["Row", "Label", "Short"]),
                          f"maximum observed gaps {method} {axis} {task}",
                          f"{PAGE}-mog-table")
 

@@ -205,3 +205,21 @@ def test_a_low_outlier_is_marked_inside_the_plot_not_over_the_labels() -> None:
     assert marks == {True: ("left", 6), False: ("right", -6)}
     recs = {r["Identifier"]: r["_clip"] for r in spec["data"]["values"] if r["_clip"]}
     assert recs == {"i10": "◀ -900", "i11": "▶ 900"}
+
+
+def test_heatmap_cells_take_their_short_label_on_a_narrow_box() -> None:
+    """'4.4 % Sikh>Sunni' is wider than a phone's cell, and Vega shrank the whole plot to
+    hold it; on a narrow box the cell shows its short label, on a wide one the full label."""
+    from explorer import export
+
+    f = pd.DataFrame({"m": ["a"], "r": ["x"], "v": [4.4], "Label": ["4.4% Sikh>Sunni"],
+                      "Short": ["4.4%"]})
+    spec = _valid(charts.heatmap(f, x="m", y="r", value="v", text="Label", x_order=["a"],
+                                 y_order=["x"], title="T", narrow_text="Short"))
+    label = spec["layer"][1]
+    calc = next(t for t in label["transform"] if t.get("as") == "_cell")["calculate"]
+    assert calc == f'{export.NARROW} ? datum["Short"] : datum["Label"]'
+    assert label["encoding"]["text"]["field"] == "_cell"
+    plain = _valid(charts.heatmap(f, x="m", y="r", value="v", text="Label", x_order=["a"],
+                                  y_order=["x"], title="T"))
+    assert plain["layer"][1]["encoding"]["text"]["field"] == "Label"
