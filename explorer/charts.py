@@ -582,8 +582,10 @@ QUADRANT_MIN_MODELS = 3
 #: Beyond this share of the largest x a quadrant point's label sits on its left: on the
 #: right it ran past the plot, and on a phone Vega pushed the whole chart off its box.
 QUADRANT_LABEL_LEFT = 0.55
-#: The quadrant's y title: at most ~32 characters, or it sticks out above a 440-px chart's plot.
+#: The quadrant's y title: at most ~32 characters, or it sticks out above the plot.
 QUADRANT_Y_TITLE = "Kendall's W — more consistent ↑"
+#: The quadrant's plot height in px (its legends add to it).
+QUADRANT_PLOT_HEIGHT = 360
 
 
 def quadrant(frame: pd.DataFrame, *, x: str, y: str) -> alt.LayerChart:
@@ -593,7 +595,9 @@ def quadrant(frame: pd.DataFrame, *, x: str, y: str) -> alt.LayerChart:
     than its Monte-Carlo and sampling noise) filled the whole height and read as opposites.
     The y title is short: a title longer than the plot is high stuck out above it, and Vega
     then laid the chart's title block out above the chart's box, where it was cut off. Median
-    lines need at least three models: between two they only split the pair."""
+    lines need at least three models: between two they only split the pair. On a narrow box
+    the points carry numbers and a key names them (:func:`quadrant_keys`): the names ran over
+    each other there."""
     xch = alt.X(field=x, type=_Q, title="Mean Δ% (unweighted) — bigger gaps →",
                 scale=alt.Scale(zero=True))
     ych = alt.Y(field=y, type=_Q, title=QUADRANT_Y_TITLE, scale=alt.Scale(zero=True))
@@ -613,13 +617,56 @@ def quadrant(frame: pd.DataFrame, *, x: str, y: str) -> alt.LayerChart:
                   legend=_legend() if frame["Source type"].nunique() > 1 else None),
         tooltip=_tips(("Model", "Source type", "Weights", x, y, "x basis"), frame)))
     left = "_label_left"
-    frame = frame.assign(**{left: frame[x] > QUADRANT_LABEL_LEFT * frame[x].max()})
+    frame = frame.assign(**{left: frame[x] > QUADRANT_LABEL_LEFT * frame[x].max()},
+                         **quadrant_keys(frame, x))
+    keyed = frame.sort_values(QUADRANT_KEY, key=lambda s: s.astype(int), kind="stable")
+    # the key, read on a narrow box only: an entry per point, "3 GPT 5.4", under the plot; on a
+    # wide box (and in exports) its text and spacing are 0, so it draws nothing
+    layers.append(alt.Chart().mark_point(opacity=0, size=0).encode(
+        xch, ych, alt.Opacity(field=QUADRANT_KEY_ENTRY, type=_N,
+                              scale=alt.Scale(domain=keyed[QUADRANT_KEY_ENTRY].tolist(),
+                                              range=[0.0]), legend=_key_legend())))
     for on_left in (False, True):
         layers.append(alt.Chart().mark_text(
             align="right" if on_left else "left", dx=-9 if on_left else 9, fontSize=10)
             .transform_filter(alt.FieldEqualPredicate(field=left, equal=on_left))
-            .encode(xch, ych, alt.Text(field="Model", type=_N)))
-    return with_data(alt.LayerChart(layer=layers).properties(height=440), frame)
+            .transform_calculate(_label=f"{export.NARROW} ? datum.{QUADRANT_KEY} : datum.Model")
+            .encode(xch, ych, alt.Text(field="_label", type=_N)))
+    # the plot keeps its height and the chart grows by its legends (the narrow key's nine
+    # lines took their room from a fitted plot, which shrank to a strip)
+    return with_data(alt.LayerChart(layer=layers).properties(
+        height=QUADRANT_PLOT_HEIGHT, autosize=alt.AutoSizeParams(type="fit-x",
+                                                                 contains="padding")), frame)
+
+
+#: The quadrant's point numbers and key entries (a narrow box labels points by number: the
+#: models of the paper sit so close that their names ran over each other and the wrong point).
+QUADRANT_KEY, QUADRANT_KEY_ENTRY = "_key", "_key_entry"
+
+
+def quadrant_keys(frame: pd.DataFrame, x: str) -> dict[str, list[str]]:
+    """Point numbers 1…n from left to right (ties by model name), and "n Model" entries."""
+    order = np.lexsort((frame["Model"].astype(str).to_numpy(), frame[x].to_numpy(float)))
+    number = np.empty(len(frame), dtype=int)
+    number[order] = np.arange(1, len(frame) + 1)
+    keys = [str(n) for n in number]
+    return {QUADRANT_KEY: keys,
+            QUADRANT_KEY_ENTRY: [f"{k} {m}" for k, m in zip(keys, frame["Model"], strict=True)]}
+
+
+def _key_legend() -> alt.Legend:
+    """A legend that shows only on a narrow box: every size and gap is 0 on a wide one, and
+    an export leaves it out (:data:`export.SCREEN_ONLY`). A line may take the box's width
+    less the y axis the legend starts beside (~110 px): "11 Qwen2.5-Coder-1.5B-Instruct
+    (local)" fits a 390-px phone at 12 px."""
+    def narrow(on: float | str) -> dict[str, str]:
+        return {"expr": f"{export.NARROW} ? {on} : 0"}
+    return alt.Legend(orient="bottom", title="Key", description=export.SCREEN_ONLY,
+                      direction="vertical", columns=1,
+                      symbolSize=0, symbolStrokeWidth=0, labelFontSize=narrow(12),
+                      titleFontSize=narrow(14), rowPadding=narrow(2), titlePadding=narrow(6),
+                      padding=narrow(2), offset=narrow(18), labelOffset=0,
+                      labelLimit=narrow("max(120, containerSize()[0] - 110)"))
 
 
 def bars_ci(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str,

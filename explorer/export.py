@@ -243,7 +243,7 @@ def press_spec(spec: Mapping[str, Any], prov: Provenance) -> dict[str, Any]:
 
     ``autosize: pad`` makes the image grow to hold every mark, axis and legend, and no layer
     clips its marks to the plot area."""
-    out = _unclip(copy.deepcopy(dict(spec)))
+    out = _unclip(_drop_screen_only(copy.deepcopy(dict(spec))))
     out["title"] = title_block(prov)
     if _single_view(out) and not isinstance(out.get("width"), int | float):
         out["width"] = EXPORT_WIDTH
@@ -251,6 +251,23 @@ def press_spec(spec: Mapping[str, Any], prov: Provenance) -> dict[str, Any]:
     out["padding"] = {"left": 12, "right": 48, "top": 12, "bottom": 12}
     out["background"] = "white"
     return out
+
+
+#: The ``description`` (also its ARIA label) of a legend drawn on screen only, the quadrant's
+#: narrow-box key: an export is drawn wide, where the key has no size, and would keep it as
+#: invisible text.
+SCREEN_ONLY = "Key to the numbered points (on a narrow screen)"
+
+
+def _drop_screen_only(node: Any) -> Any:
+    """Every legend described :data:`SCREEN_ONLY` replaced by none."""
+    if isinstance(node, dict):
+        return {k: v if k in _DATA_KEYS else None if k == "legend" and isinstance(v, dict)
+                and v.get("description") == SCREEN_ONLY else _drop_screen_only(v)
+                for k, v in node.items()}
+    if isinstance(node, list):
+        return [_drop_screen_only(v) for v in node]
+    return node
 
 
 def _unclip(node: Any) -> Any:

@@ -256,6 +256,37 @@ def test_nothing_overflows_at_390_px(server: str, browser_page: object, path: st
         page.set_viewport_size({"width": 1440, "height": 2400})
 
 
+def test_quadrant_point_labels_do_not_overlap_on_a_phone(shipped_server: str,
+                                                        browser_page: object) -> None:
+    """The paper's nine models on the gap-vs-consistency chart at 390 px: their names ran over
+    each other and over the wrong point (Kimi K2.5 / GPT 5.4, DeepSeek V3.2 / Sarvam 105B);
+    there the points carry numbers, and a key under the plot names every model."""
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        title, _ = PAGES["consistency"]
+        page.goto(f"{shipped_server}/consistency?tab=quadrant")
+        _settle(page, title, title)
+        charts_drawn(page)
+        labels = page.evaluate(
+            """() => { const svg = document.querySelector('.vega-embed svg.marks');
+              return [...svg.querySelectorAll('.mark-text.role-mark text')].map(t => {
+                const r = t.getBoundingClientRect();
+                return [t.textContent, r.left, r.top, r.right, r.bottom]; }); }""")
+        key = page.evaluate(
+            """() => [...document.querySelector('.vega-embed svg.marks')
+                .querySelectorAll('.role-legend-label text')].map(t => t.textContent)""")
+        assert sorted(int(t) for t, *_ in labels) == list(range(1, 10)), labels
+        for n, (a, *ra) in enumerate(labels):
+            for b, *rb in labels[n + 1:]:
+                w = min(ra[2], rb[2]) - max(ra[0], rb[0])
+                h = min(ra[3], rb[3]) - max(ra[1], rb[1])
+                assert w <= 0.5 or h <= 0.5, (a, b, ra, rb)
+        assert PAPER_LABEL in [entry.split(" ", 1)[1] for entry in key if " " in entry], key
+    finally:
+        page.set_viewport_size({"width": 1440, "height": 2400})
+
+
 @pytest.mark.parametrize("path", list(PAGES))
 def test_page_renders_in_a_real_browser(server: str, browser_page: object, path: str) -> None:
     page = browser_page

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import altair as alt
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explorer import charts, vocab
+from explorer import charts, export, vocab
 
 
 def _valid(chart: alt.TopLevelMixin) -> dict:
@@ -146,6 +147,36 @@ def test_quadrant_axes_start_at_zero_and_two_models_get_no_median_lines() -> Non
     three = pd.concat([two, two.head(1).assign(Model="c", x=20.0, y=0.2)])
     spec = charts.to_spec(charts.quadrant(three, x="x", y="y"))
     assert sum(layer["mark"]["type"] == "rule" for layer in spec["layer"]) == 2
+
+
+def test_quadrant_numbers_its_points_on_a_narrow_box_with_a_key_the_export_leaves_out(
+) -> None:
+    # on a phone the paper models' names ran over each other and over the wrong point
+    frame = pd.DataFrame({"Model": ["GPT 5.4", "Kimi K2.5", "GLM 5.1", "Sarvam 105B"],
+                          "Source type": ["Published (paper)"] * 4, "x": [19.4, 13.9, 19.4, 39.0],
+                          "y": [0.21, 0.2, 0.18, 0.12], "x basis": ["x"] * 4,
+                          "Weights": ["closed", "open", "open", "open"]})
+    keys = charts.quadrant_keys(frame, "x")
+    # left to right, a tie by name: Kimi 1, GLM 2, GPT 3, Sarvam 4
+    assert keys[charts.QUADRANT_KEY] == ["3", "1", "2", "4"]
+    assert keys[charts.QUADRANT_KEY_ENTRY][0] == "3 GPT 5.4"
+    spec = charts.to_spec(charts.quadrant(frame, x="x", y="y"))
+    texts = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
+    assert len(texts) == 2
+    for layer in texts:
+        calc = next(t for t in layer["transform"] if "calculate" in t)["calculate"]
+        assert calc == f"{export.NARROW} ? datum.{charts.QUADRANT_KEY} : datum.Model"
+    legends = [enc["legend"] for layer in spec["layer"] for enc in layer["encoding"].values()
+               if isinstance(enc, dict) and isinstance(enc.get("legend"), dict)
+               and enc["legend"].get("title") == "Key"]
+    assert len(legends) == 1 and legends[0]["description"] == export.SCREEN_ONLY
+    key_scale = next(layer["encoding"]["opacity"]["scale"] for layer in spec["layer"]
+                     if "opacity" in layer.get("encoding", {}))
+    assert key_scale["domain"] == ["1 Kimi K2.5", "2 GLM 5.1", "3 GPT 5.4", "4 Sarvam 105B"]
+    # every size of the key is 0 on a wide box, where the names label the points
+    assert legends[0]["labelFontSize"] == {"expr": f"{export.NARROW} ? 12 : 0"}
+    press = json.dumps(export.press_spec(spec, export.provenance("T")))
+    assert '"Key"' not in press and "Kimi K2.5" in press
 
 
 def test_language_legend_lists_only_the_languages_drawn() -> None:
