@@ -430,9 +430,16 @@ def ci_dots(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str
                     alt.X(field=f"_cut_{mark}", type=_Q, scale=scale), ych, off))
     chart = alt.LayerChart(layer=layers)
     if facet:
-        return with_data(_facet(chart.properties(height=_row_step(frame, color), width=320),
+        return with_data(_facet(chart.properties(height=_row_step(frame, color),
+                                                 width=FACET_PANEL_WIDTH),
                                 facet, facet_order, columns), frame)
     return with_data(chart.properties(height=_row_step(frame, color)), frame)
+
+
+#: A dot-plot panel's plot width (px) when faceted: with its two-line labels on a phone
+#: (export._OWN_WIDTH_CONFIG) a 250-px panel fits a 390-px screen; at 320 px the largest gaps'
+#: dots lay beyond the edge, as if missing.
+FACET_PANEL_WIDTH = 250
 
 
 def radar_data(panels: dict[str, pd.DataFrame], *, shared: bool,

@@ -126,18 +126,32 @@ def _short_label() -> str:
 
 _SHORT = _short_label()
 _AT = f"indexof({_SHORT}, {_json(vocab.LANE_SEP)})"
-#: True for a label that takes two lines: on a narrow box, still long once its lane is a word,
-#: and with a "·" to split at.
-_TWO_LINES = f"{NARROW} && length({_SHORT}) > {NARROW_LABEL_CHARS} && {_AT} > 0"
-#: On a narrow box a label names its lane in a word, and a long one is split at its first
-#: "·" onto two lines (model | lane · language; use case | pair); wide boxes keep the label
-#: as it is.
-_NARROW_LABEL_EXPR = (f"{_TWO_LINES} ? [substring({_SHORT}, 0, {_AT}), "
-                      f"substring({_SHORT}, {_AT} + {len(vocab.LANE_SEP)})] : "
-                      f"({NARROW} ? {_SHORT} : datum.label)")
-#: Vega hangs a label's second line below the first: with the baseline at "bottom" the two
-#: lines sit centred on their row.
-_TWO_LINE_BASELINE = {"condition": {"test": _TWO_LINES, "value": "bottom"}, "value": "middle"}
+
+
+def _two_lines(narrow: str, chars: int) -> str:
+    """True for a label that takes two lines: when ``narrow`` holds, longer than ``chars``
+    once its lane is a word, and with a "·" to split at."""
+    return f"{narrow} && length({_SHORT}) > {chars} && {_AT} > 0"
+
+
+def _label_expr(narrow: str, chars: int = NARROW_LABEL_CHARS) -> str:
+    """When ``narrow`` holds a label names its lane in a word, and one longer than ``chars``
+    is split at its first "·" onto two lines (model | lane · language; use case | pair);
+    otherwise the label stays as it is."""
+    return (f"{_two_lines(narrow, chars)} ? [substring({_SHORT}, 0, {_AT}), "
+            f"substring({_SHORT}, {_AT} + {len(vocab.LANE_SEP)})] : "
+            f"({narrow} ? {_SHORT} : datum.label)")
+
+
+def _two_line_baseline(narrow: str, chars: int = NARROW_LABEL_CHARS) -> dict[str, Any]:
+    """Vega hangs a label's second line below the first: with the baseline at "bottom" the
+    two lines sit centred on their row."""
+    return {"condition": {"test": _two_lines(narrow, chars), "value": "bottom"},
+            "value": "middle"}
+
+
+_NARROW_LABEL_EXPR = _label_expr(NARROW)
+_TWO_LINE_BASELINE = _two_line_baseline(NARROW)
 #: Axis titles and legends no wider than a narrow box; an x title ends at the plot's right
 #: edge there, so that a title longer than the plot runs left over the labels, not off-box.
 _NARROW_TEXT_LIMIT = {"expr": f"{NARROW} ? max(120, containerSize()[0] - 70) : 0"}
@@ -180,9 +194,19 @@ def screen_spec(spec: dict[str, Any], prov: Provenance, stretch: bool = True
     return _with_config(out, _NARROW_CONFIG)
 
 
+#: True on a narrow window: a chart drawn at its own width has no box width to read (Vega sees
+#: 0 px), so the window says whether the reader is on a phone.
+NARROW_WINDOW = f"windowSize()[0] < {NARROW_BOX}"
 #: A chart drawn at its own width stacks its legends under the plot: side by side, the
-#: Identifiers dot plot's *Basis* legend sat beyond the right edge of a 1440-px screen.
+#: Identifiers dot plot's *Basis* legend sat beyond the right edge of a 1440-px screen. On a
+#: narrow window a label with a lane takes two lines, model | lane in a word ("GPT 5.4" |
+#: "paper"): in full, the nine "… · Published (paper)" rows of Language shift's per-axis chart
+#: left a phone ~130 px of plot, and the dots of the larger gaps lay beyond the screen's edge,
+#: as if missing.
 _OWN_WIDTH_CONFIG: dict[str, Any] = {
+    "axis": {"labelExpr": _label_expr(NARROW_WINDOW, 0)},
+    "axisDiscrete": {"labelOverlap": False},  # two-line labels: none may be dropped
+    "axisY": {"labelBaseline": _two_line_baseline(NARROW_WINDOW, 0)},
     "legend": {"layout": {"bottom": {"anchor": "start", "direction": "vertical"}}}}
 
 

@@ -287,6 +287,33 @@ def test_quadrant_point_labels_do_not_overlap_on_a_phone(shipped_server: str,
         page.set_viewport_size({"width": 1440, "height": 2400})
 
 
+def test_per_axis_dots_of_the_first_panels_fit_a_phone(shipped_server: str,
+                                                      browser_page: object) -> None:
+    """Language shift's per-axis chart at 390 px: with full "… · Published (paper)" labels
+    and 320-px panels, the dots of the largest gaps (Sarvam 105B) lay beyond the screen's edge,
+    as if missing. Every dot of the first panel is on screen now."""
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        title, marker = PAGES["language_shift"]
+        page.goto(f"{shipped_server}/language_shift")
+        _settle(page, title, marker)
+        charts_drawn(page)
+        # the first column's x axis (its panels' whole range), and the dots drawn over it
+        axis_right, right = page.evaluate(
+            """() => { const svg = document.querySelector('.vega-embed svg.marks');
+               const axis = svg.querySelector('g.column_footer g.role-axis')
+                 .getBoundingClientRect();
+               return [axis.right, [...svg.querySelectorAll('.role-mark.mark-symbol path')]
+                 .map(p => p.getBoundingClientRect()).filter(r => r.left < axis.right)
+                 .map(r => r.right)]; }""")
+        assert axis_right <= 390, axis_right
+        assert len(right) >= 3 * 18, len(right)  # three panels × nine models × two languages
+        assert max(right) <= 390, max(right)
+    finally:
+        page.set_viewport_size({"width": 1440, "height": 2400})
+
+
 @pytest.mark.parametrize("path", list(PAGES))
 def test_page_renders_in_a_real_browser(server: str, browser_page: object, path: str) -> None:
     page = browser_page

@@ -228,3 +228,18 @@ def test_a_chart_drawn_at_its_own_width_is_not_fitted_to_its_box() -> None:
     assert spec["title"]["limit"] == spec["title"]["subtitleLimit"] == 0
     assert spec["title"] == export.title_block(PROV)
     assert "containerSize" in json.dumps(export.screen_spec(_spec(), PROV))
+
+
+def test_a_chart_drawn_at_its_own_width_splits_lane_labels_on_a_narrow_window() -> None:
+    """Its box has no width to read, so the window decides: below NARROW_BOX a label with a
+    lane takes two lines, model | lane in a word, and none is dropped as overlapping (nine
+    "… · Published (paper)" rows left a phone ~130 px of plot, dots beyond its edge)."""
+    config = export.screen_spec(_spec(), PROV, stretch=False)["config"]
+    expr = config["axis"]["labelExpr"]
+    assert expr.startswith(f"{export.NARROW_WINDOW} && length(") and "> 0 &&" in expr
+    assert '" · paper"' in expr and "datum.label" in expr
+    assert config["axisDiscrete"]["labelOverlap"] is False
+    assert config["axisY"]["labelBaseline"]["condition"]["test"].startswith(export.NARROW_WINDOW)
+    # a chart as wide as its box keeps the box's rule and its 24-character threshold
+    wide = export.screen_spec(_spec(), PROV)["config"]["axis"]["labelExpr"]
+    assert wide.startswith(f"{export.NARROW} && length(") and "> 24 &&" in wide
