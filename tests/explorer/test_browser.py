@@ -8,11 +8,13 @@ screenshot per page goes to ``tests/explorer/screenshots/`` (git-ignored).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -261,13 +263,8 @@ def test_quadrant_point_labels_do_not_overlap_on_a_phone(shipped_server: str,
     """The paper's nine models on the gap-vs-consistency chart at 390 px: their names ran over
     each other and over the wrong point (Kimi K2.5 / GPT 5.4, DeepSeek V3.2 / Sarvam 105B);
     there the points carry numbers, and a key under the plot names every model."""
-    page = browser_page
-    page.set_viewport_size({"width": 390, "height": 844})
-    try:
-        title, _ = PAGES["consistency"]
-        page.goto(f"{shipped_server}/consistency?tab=quadrant")
-        _settle(page, title, title)
-        charts_drawn(page)
+    with _on_a_phone(browser_page, f"{shipped_server}/consistency?tab=quadrant",
+                     "consistency") as page:
         labels = page.evaluate(
             """() => { const svg = document.querySelector('.vega-embed svg.marks');
               return [...svg.querySelectorAll('.mark-text.role-mark text')].map(t => {
@@ -283,8 +280,6 @@ def test_quadrant_point_labels_do_not_overlap_on_a_phone(shipped_server: str,
                 h = min(ra[3], rb[3]) - max(ra[1], rb[1])
                 assert w <= 0.5 or h <= 0.5, (a, b, ra, rb)
         assert PAPER_LABEL in [entry.split(" ", 1)[1] for entry in key if " " in entry], key
-    finally:
-        page.set_viewport_size({"width": 1440, "height": 2400})
 
 
 def test_per_axis_dots_of_the_first_panels_fit_a_phone(shipped_server: str,
@@ -292,13 +287,8 @@ def test_per_axis_dots_of_the_first_panels_fit_a_phone(shipped_server: str,
     """Language shift's per-axis chart at 390 px: with full "… · Published (paper)" labels
     and 320-px panels, the dots of the largest gaps (Sarvam 105B) lay beyond the screen's edge,
     as if missing. Every dot of the first panel is on screen now."""
-    page = browser_page
-    page.set_viewport_size({"width": 390, "height": 844})
-    try:
-        title, marker = PAGES["language_shift"]
-        page.goto(f"{shipped_server}/language_shift")
-        _settle(page, title, marker)
-        charts_drawn(page)
+    with _on_a_phone(browser_page, f"{shipped_server}/language_shift",
+                     "language_shift") as page:
         # the first column's x axis (its panels' whole range), and the dots drawn over it
         axis_right, right = page.evaluate(
             """() => { const svg = document.querySelector('.vega-embed svg.marks');
@@ -310,6 +300,18 @@ def test_per_axis_dots_of_the_first_panels_fit_a_phone(shipped_server: str,
         assert axis_right <= 390, axis_right
         assert len(right) >= 3 * 18, len(right)  # three panels × nine models × two languages
         assert max(right) <= 390, max(right)
+
+
+@contextlib.contextmanager
+def _on_a_phone(page: Any, url: str, path: str) -> Iterator[Any]:
+    """``url`` open at 390 px with its charts drawn; the desktop size is back afterwards."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        title, _ = PAGES[path]
+        page.goto(url)
+        _settle(page, title, title)
+        charts_drawn(page)
+        yield page
     finally:
         page.set_viewport_size({"width": 1440, "height": 2400})
 
