@@ -633,12 +633,19 @@ def quadrant(frame: pd.DataFrame, *, x: str, y: str) -> alt.LayerChart:
         xch, ych, alt.Opacity(field=QUADRANT_KEY_ENTRY, type=_N,
                               scale=alt.Scale(domain=keyed[QUADRANT_KEY_ENTRY].tolist(),
                                               range=[0.0]), legend=_key_legend())))
+    # each label over a white halo of itself: a median line running through a name (Kimi K2.5
+    # sits on the W median) crossed its letters
     for on_left in (False, True):
-        layers.append(alt.Chart().mark_text(
-            align="right" if on_left else "left", dx=-9 if on_left else 9, fontSize=10)
-            .transform_filter(alt.FieldEqualPredicate(field=left, equal=on_left))
-            .transform_calculate(_label=f"{export.NARROW} ? datum.{QUADRANT_KEY} : datum.Model")
-            .encode(xch, ych, alt.Text(field="_label", type=_N)))
+        for halo in (True, False):
+            layers.append(alt.Chart().mark_text(
+                align="right" if on_left else "left", dx=-9 if on_left else 9, fontSize=10,
+                stroke="white" if halo else alt.Undefined,
+                strokeWidth=3 if halo else alt.Undefined,
+                strokeJoin="round" if halo else alt.Undefined)
+                .transform_filter(alt.FieldEqualPredicate(field=left, equal=on_left))
+                .transform_calculate(
+                    _label=f"{export.NARROW} ? datum.{QUADRANT_KEY} : datum.Model")
+                .encode(xch, ych, alt.Text(field="_label", type=_N)))
     # the plot keeps its height and the chart grows by its legends (the narrow key's nine
     # lines took their room from a fitted plot, which shrank to a strip)
     return with_data(alt.LayerChart(layer=layers).properties(
@@ -667,7 +674,7 @@ def _key_legend() -> alt.Legend:
     less the y axis the legend starts beside (~110 px): "11 Qwen2.5-Coder-1.5B-Instruct
     (local)" fits a 390-px phone at 12 px."""
     def narrow(on: float | str) -> dict[str, str]:
-        return {"expr": f"{export.NARROW} ? {on} : 0"}
+        return export.on_narrow(on, 0)
     return alt.Legend(orient="bottom", title="Key", description=export.SCREEN_ONLY,
                       direction="vertical", columns=1,
                       symbolSize=0, symbolStrokeWidth=0, labelFontSize=narrow(12),

@@ -25,7 +25,6 @@ says the same in words. See docs/explorer.md, "Exports".
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import io
 import json
@@ -105,8 +104,16 @@ SCREEN_TITLE_LIMIT = {"expr": "max(160, containerSize()[0] - 24)"}
 NARROW_BOX = 600
 #: True on a narrow box (a Vega expression; also used by charts whose marks change there).
 NARROW = f"containerSize()[0] < {NARROW_BOX}"
+
+
+def on_narrow(narrow_value: object, wide_value: object, narrow: str = NARROW) -> dict[str, str]:
+    """A Vega expression parameter: ``narrow_value`` where ``narrow`` holds (a narrow box by
+    default), else ``wide_value`` (both Vega expressions, e.g. ``1``, ``'end'``)."""
+    return {"expr": f"{narrow} ? {narrow_value} : {wide_value}"}
+
+
 #: A label limit that is "none" (0) on a wide box and ~40 % of a narrow one.
-_NARROW_LABEL_LIMIT = {"expr": f"{NARROW} ? max(90, round(containerSize()[0] * 0.4)) : 0"}
+_NARROW_LABEL_LIMIT = on_narrow("max(90, round(containerSize()[0] * 0.4))", 0)
 #: Longest one-line label on a narrow box (~130 px at 10 px).
 NARROW_LABEL_CHARS = 24
 
@@ -154,15 +161,15 @@ _NARROW_LABEL_EXPR = _label_expr(NARROW)
 _TWO_LINE_BASELINE = _two_line_baseline(NARROW)
 #: Axis titles and legends no wider than a narrow box; an x title ends at the plot's right
 #: edge there, so that a title longer than the plot runs left over the labels, not off-box.
-_NARROW_TEXT_LIMIT = {"expr": f"{NARROW} ? max(120, containerSize()[0] - 70) : 0"}
+_NARROW_TEXT_LIMIT = on_narrow("max(120, containerSize()[0] - 70)", 0)
 _NARROW_CONFIG: dict[str, Any] = {
     "axis": {"labelExpr": _NARROW_LABEL_EXPR, "titleLimit": _NARROW_TEXT_LIMIT},
     "axisDiscrete": {"labelOverlap": False},
     "axisY": {"labelBaseline": _TWO_LINE_BASELINE},
-    "axisX": {"titleAnchor": {"expr": f"{NARROW} ? 'end' : 'middle'"}},
+    "axisX": {"titleAnchor": on_narrow("'end'", "'middle'")},
     # legends under the plot; on a narrow box one below the other, one entry per line: side
     # by side they ran past a phone's edge
-    "legend": {"orient": "bottom", "columns": {"expr": f"{NARROW} ? 1 : 0"},
+    "legend": {"orient": "bottom", "columns": on_narrow(1, 0),
                "titleLimit": _NARROW_TEXT_LIMIT,
                "labelLimit": _NARROW_TEXT_LIMIT,
                "layout": {"bottom": {"anchor": "start", "direction": {
@@ -230,11 +237,11 @@ def _narrow_part(key: str, part: dict[str, Any]) -> dict[str, Any]:
         out["labelLimit"] = _NARROW_LABEL_LIMIT
     angle = out.get("labelAngle")
     if key == "axis" and isinstance(angle, int | float) and angle:
-        out["labelAngle"] = {"expr": f"{NARROW} ? -90 : {angle}"}
+        out["labelAngle"] = on_narrow(-90, angle)
     columns = out.get("columns")
     # a legend that says horizontal has short entries: one line fits
     if key == "legend" and isinstance(columns, int) and out.get("direction") != "horizontal":
-        out["columns"] = {"expr": f"{NARROW} ? 1 : {columns}"}
+        out["columns"] = on_narrow(1, columns)
     return out
 
 
@@ -267,7 +274,7 @@ def press_spec(spec: Mapping[str, Any], prov: Provenance) -> dict[str, Any]:
 
     ``autosize: pad`` makes the image grow to hold every mark, axis and legend, and no layer
     clips its marks to the plot area."""
-    out = _unclip(_drop_screen_only(copy.deepcopy(dict(spec))))
+    out = _for_press(dict(spec))
     out["title"] = title_block(prov)
     if _single_view(out) and not isinstance(out.get("width"), int | float):
         out["width"] = EXPORT_WIDTH
@@ -283,23 +290,17 @@ def press_spec(spec: Mapping[str, Any], prov: Provenance) -> dict[str, Any]:
 SCREEN_ONLY = "Key to the numbered points (on a narrow screen)"
 
 
-def _drop_screen_only(node: Any) -> Any:
-    """Every legend described :data:`SCREEN_ONLY` replaced by none."""
+def _for_press(node: Any) -> Any:
+    """``node`` without what an export must not keep, in one walk: every legend described
+    :data:`SCREEN_ONLY` (replaced by none) and every ``clip: true`` of marks and layers (an
+    exported chart shows every point). Inline data is copied as it is."""
     if isinstance(node, dict):
-        return {k: v if k in _DATA_KEYS else None if k == "legend" and isinstance(v, dict)
-                and v.get("description") == SCREEN_ONLY else _drop_screen_only(v)
-                for k, v in node.items()}
+        return {k: v if k in _DATA_KEYS else None
+                if k == "legend" and isinstance(v, dict) and v.get("description") == SCREEN_ONLY
+                else _for_press(v)
+                for k, v in node.items() if not (k == "clip" and v is True)}
     if isinstance(node, list):
-        return [_drop_screen_only(v) for v in node]
-    return node
-
-
-def _unclip(node: Any) -> Any:
-    """Drop every ``clip: true`` of marks and layers: an exported chart shows every point."""
-    if isinstance(node, dict):
-        return {k: _unclip(v) for k, v in node.items() if not (k == "clip" and v is True)}
-    if isinstance(node, list):
-        return [_unclip(v) for v in node]
+        return [_for_press(v) for v in node]
     return node
 
 

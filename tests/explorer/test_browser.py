@@ -267,7 +267,8 @@ def test_quadrant_point_labels_do_not_overlap_on_a_phone(shipped_server: str,
                      "consistency") as page:
         labels = page.evaluate(
             """() => { const svg = document.querySelector('.vega-embed svg.marks');
-              return [...svg.querySelectorAll('.mark-text.role-mark text')].map(t => {
+              return [...svg.querySelectorAll('.mark-text.role-mark text')]
+                .filter(t => t.getAttribute('stroke') !== 'white').map(t => {
                 const r = t.getBoundingClientRect();
                 return [t.textContent, r.left, r.top, r.right, r.bottom]; }); }""")
         key = page.evaluate(

@@ -162,7 +162,9 @@ def test_quadrant_numbers_its_points_on_a_narrow_box_with_a_key_the_export_leave
     assert keys[charts.QUADRANT_KEY_ENTRY][0] == "3 GPT 5.4"
     spec = charts.to_spec(charts.quadrant(frame, x="x", y="y"))
     texts = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
-    assert len(texts) == 2
+    # a label and, under it, its white halo (a median line crossed the names) on each side
+    assert len(texts) == 4
+    assert [layer["mark"].get("stroke") for layer in texts] == ["white", None] * 2
     for layer in texts:
         calc = next(t for t in layer["transform"] if "calculate" in t)["calculate"]
         assert calc == f"{export.NARROW} ? datum.{charts.QUADRANT_KEY} : datum.Model"

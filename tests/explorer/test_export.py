@@ -54,6 +54,20 @@ def test_press_spec_keeps_facet_widths_and_drops_clipping() -> None:
     assert spec["spec"]["layer"][0]["mark"] == {"type": "point"}
 
 
+def test_press_spec_leaves_the_screen_spec_and_its_data_as_they_were() -> None:
+    """One walk, no deep copy: the on-screen spec is not changed, and inline data (whose
+    records may have any column name, "clip" or "legend" included) is kept as it is."""
+    records = [{"clip": True, "legend": {"description": export.SCREEN_ONLY}, "x": 1}]
+    screen = {"data": {"values": records}, "mark": {"type": "point", "clip": True},
+              "encoding": {"color": {"field": "x", "legend": {
+                  "description": export.SCREEN_ONLY}}}}
+    before = json.dumps(screen)
+    spec = export.press_spec(screen, PROV)
+    assert json.dumps(screen) == before
+    assert spec["data"]["values"] == records
+    assert spec["mark"] == {"type": "point"} and spec["encoding"]["color"]["legend"] is None
+
+
 def test_provenance_needs_a_title_and_defaults_to_today() -> None:
     with pytest.raises(ValueError, match="title"):
         export.provenance("  ")
