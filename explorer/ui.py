@@ -294,9 +294,9 @@ def column_config(frame: pd.DataFrame) -> dict[str, ColumnConfig]:
     for col in frame.columns:
         name = str(col)
         help_text = header_help(name)
-        if name in ("Model", "Row", "Identifier"):  # never truncate the names
-            config[name] = st.column_config.TextColumn(name, width="medium", pinned=True,
-                                                       help=help_text)
+        if name in NAME_COLUMNS:  # never truncate the names
+            config[name] = st.column_config.TextColumn(name, width=name_width(frame[col]),
+                                                       pinned=True, help=help_text)
         elif _is_count(name) and pd.api.types.is_numeric_dtype(frame[col]):
             config[name] = st.column_config.NumberColumn(name, format="%,d", help=help_text)
         elif pd.api.types.is_float_dtype(frame[col]):
@@ -305,6 +305,22 @@ def column_config(frame: pd.DataFrame) -> dict[str, ColumnConfig]:
         elif help_text:
             config[name] = st.column_config.Column(name, help=help_text)
     return config
+
+
+#: Columns that name a table's rows: pinned on the left and as wide as their longest name.
+NAME_COLUMNS = ("Model", "Row", "Identifier")
+#: A name column's width in px: 200 (Streamlit's "medium") unless a name needs more: 7 px a
+#: character (the grid's 14-px font draws ~6) plus the cell's padding, at most 320. At a fixed
+#: 200 px "Qwen2.5-Coder-1.5B-Instruct (local)" was cut to "…(loc" in the computed lane.
+NAME_MIN_WIDTH, NAME_MAX_WIDTH = 200, 320
+NAME_PX_PER_CHAR, NAME_PADDING_PX = 7.0, 28
+
+
+def name_width(names: pd.Series) -> int:
+    """The width of a name column holding ``names``."""
+    longest = int(names.astype(str).str.len().max()) if len(names) else 0
+    need = math.ceil(longest * NAME_PX_PER_CHAR + NAME_PADDING_PX)
+    return min(NAME_MAX_WIDTH, max(NAME_MIN_WIDTH, need))
 
 
 def _is_count(name: str) -> bool:

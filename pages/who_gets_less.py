@@ -62,7 +62,9 @@ ps = PageState(PAGE, [
     Param("axis", vocab.AXES, "Caste"),
 ])
 ps.seed()
-c1, c2, c3, c4, c5 = st.columns([1.6, 1.2, 1.0, 1.5, 1.0])
+# two rows: in one, the model's and the method's names were cut short at 1440 px
+c1, c2 = st.columns([1.3, 1.0])
+c3, c4, c5 = st.columns([1.0, 1.5, 1.0])
 c1.selectbox("Model (computed here)", list(computed), key=ps.key("model"),
              format_func=lambda m: labels.get(m, m))
 c2.selectbox("Method", vocab.METHODS, key=ps.key("method"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from explorer import charts, tables, ui, vocab
@@ -46,6 +48,27 @@ def test_column_config_carries_the_registry_tooltips() -> None:
     assert _help(cfg, "CPG %") == registry.table("canonical_gaps").info("cpg").description
     assert _help(cfg, "n pairs") == registry.table("delta").info("n_pairs").description
     assert "Unknown header" not in cfg
+
+
+def test_name_columns_are_as_wide_as_their_longest_name() -> None:
+    """At a fixed 200 px the computed lane's "Qwen2.5-Coder-1.5B-Instruct (local)" was cut
+    short. The width must hold the name in a font at least as wide as the grid's (Liberation
+    Sans, Arial's metrics, is wider than Source Sans) with the cell's 8-px paddings."""
+    from PIL import ImageFont
+
+    font = ImageFont.truetype(
+        "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf", 14) \
+        if Path("/usr/share/fonts/truetype/liberation").is_dir() else None
+    long_name = "Qwen2.5-Coder-1.5B-Instruct (local)"
+    frame = pd.DataFrame({"Model": ["GPT 5.4", long_name], "Identifier": ["Jain", "Sikh"]})
+    cfg = ui.column_config(frame)
+    width = cfg["Model"]["width"]
+    assert isinstance(width, int) and width > 200
+    if font is not None:
+        assert width >= font.getlength(long_name) + 16
+    assert cfg["Identifier"]["width"] == 200
+    assert cfg["Model"]["pinned"] is True
+    assert ui.name_width(pd.Series(["x" * 200])) == ui.NAME_MAX_WIDTH
 
 
 def _format(cfg: dict[str, object], header: str) -> object:
