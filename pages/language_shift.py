@@ -195,6 +195,11 @@ def _body() -> None:
                                            vocab.METHOD_LABELS[method],
                                            "positive = larger in Hinglish"),
                          source=ui.source_line(shown, labels))
+            # blanked gaps (the authors' method's markups) leave whole columns of "—": the
+            # table then starts with what it can answer, the ranking agreement
+            frame, dropped = tables.drop_empty(frame)
+            if dropped:
+                st.caption("Left out, empty for every model shown: " + ", ".join(dropped) + ".")
             ui.table(frame, f"language shift {method} {axis}", f"{PAGE}-shift-table")
 
     # ---- 2. ranking agreement heatmap ---------------------------------------------------------
