@@ -62,11 +62,13 @@ def _body() -> None:
 
 
     def laned(frame: pd.DataFrame, draw: Callable[[pd.DataFrame, str], None],
-              value: str | None = None) -> None:
+              value: str | None = None, mean_delta: bool = False) -> None:
         """Draw a ranking chart once per lane — published, then computed — so the two are never
         ranked together; with ``?together=yes`` once for both, rows ranked by ``value`` (highest
         first). ``frame`` needs a ``source_kind`` column; ``draw(part, kind)`` gets ``kind`` =
-        ``published``, ``computed`` or ``together``."""
+        ``published``, ``computed`` or ``together``. ``mean_delta``: the chart shows the paper's
+        Mean Δ%, so its caveat (too-narrow intervals, no noise floor) follows the published
+        lane; Kendall's W, ρ and parse rates are not what it is about."""
         present = [k for k in vocab.SOURCE_KINDS if k in set(frame["source_kind"])]
         if ps.value("together") == "yes" and len(present) > 1:
             st.warning(TOGETHER_NOTE, icon=":material/compare_arrows:")
@@ -77,7 +79,7 @@ def _body() -> None:
         for kind in present:
             ui.lane(kind)
             draw(frame[frame["source_kind"] == kind], kind)
-            if kind == "published":
+            if kind == "published" and mean_delta:
                 ui.paper_ci_caveat()
 
 
@@ -264,7 +266,7 @@ def _body() -> None:
                                                else ""),
                              source=ui.source_line(lane_rows, labels))
 
-                laned(quad, draw_quad)
+                laned(quad, draw_quad, mean_delta=True)
                 ui.table(ordered(quad.drop(columns="source_kind")), "gap vs consistency",
                          f"{PAGE}-quad-table")
 
@@ -447,7 +449,7 @@ def _body() -> None:
                              source=ui.source_line(part.assign(model=part["Model ID"]), labels))
 
                 if len(numeric):
-                    laned(numeric, draw_fair, value="Change (points)")
+                    laned(numeric, draw_fair, value="Change (points)", mean_delta=True)
                 comp = numeric[numeric["source_kind"] == "computed"]
                 ui.thin_data(sorted(set(comp["Model ID"])), method, langs, "salary_estimation",
                              labels, "its changes rest",

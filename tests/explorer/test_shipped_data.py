@@ -354,3 +354,14 @@ def test_who_gets_less_says_how_thin_a_cell_is_with_its_counts(shipped: Path) ->
     thin = " ".join(w.value for w in at.warning if "Thin data" in w.value)
     assert (f"Qwen2.5-Coder-1.5B-Instruct (local)'s answers in this cell had a usable number "
             f"({usable:,} of {int(block['n']):,})") in thin
+
+
+@pytest.mark.parametrize(("tab", "caveat"), [("kendall", False), ("quadrant", True),
+                                             ("wording", False), ("parse", False)])
+def test_the_papers_mean_delta_caveat_follows_only_charts_of_its_mean_delta(
+        shipped: Path, tab: str, caveat: bool) -> None:
+    """The caveat on the paper's intervals (pairs treated as independent; no noise floor) is
+    about its Mean Δ%: it stood under Kendall's W, ρ and parse rates too, none of which it
+    concerns."""
+    at = _open("consistency", tab=tab)
+    assert ("Published intervals are too narrow" in texts(at)) == caveat
