@@ -442,6 +442,10 @@ def ci_dots(frame: pd.DataFrame, *, x: str, lo: str, hi: str, y: str, color: str
 FACET_PANEL_WIDTH = 250
 
 
+#: Height (in ring radii) of the top spoke's name, above the outer ring's label.
+RADAR_TOP_LABEL_Y = 1.24
+
+
 def radar_data(panels: dict[str, pd.DataFrame], *, shared: bool,
                series_labels: dict[str, str]) -> pd.DataFrame:
     """All radar layers as one long frame: ``part`` says which layer a row belongs to."""
@@ -473,8 +477,11 @@ def radar_data(panels: dict[str, pd.DataFrame], *, shared: bool,
         for a in axes:
             rows.append({"panel": panel, "part": "spoke", "axis": a, "x": 0.0, "y": 0.0,
                          "x2": math.cos(angle[a]), "y2": math.sin(angle[a])})
+            # the top spoke's name sits higher: the ring labels run up that spoke, and at 1.12
+            # "Religion" was written over the outer ring's "80%"
+            lift = RADAR_TOP_LABEL_Y if a == axes[0] else 1.12
             rows.append({"panel": panel, "part": "axis_label", "label": a,
-                         "x": 1.22 * math.cos(angle[a]), "y": 1.12 * math.sin(angle[a])})
+                         "x": 1.22 * math.cos(angle[a]), "y": lift * math.sin(angle[a])})
     cols = ["panel", "part", "series", "axis", "order", "Mean Δ%", "label", "x", "y", "x2", "y2"]
     return pd.DataFrame(rows, columns=cols)
 
@@ -548,6 +555,11 @@ def _fade(faded: str | None, values: tuple[str, str]) -> list[alt.Opacity]:
             alt.Opacity(field=faded, type=_N, scale=scale, legend=None)]
 
 
+#: Cells darker than this (WCAG relative luminance of the fill) get white text: black on it
+#: falls below a 4.5:1 contrast.
+HEATMAP_DARK_LUMINANCE = 0.18
+
+
 def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
             x_order: Sequence[str], y_order: Sequence[str], title: str, diverging: bool = False,
             domain: tuple[float, float] | None = None, tooltip: Sequence[str] = (),
@@ -578,8 +590,14 @@ def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
         label = label.transform_calculate(
             _cell=f"{export.NARROW} ? datum[{json.dumps(narrow_text)}] : "
                   f"datum[{json.dumps(text)}]")
+    # white text on a dark cell (black on the darkest blues was hard to read); a faint cell is
+    # light whatever its value, so its text stays dark
+    dark = f"luminance(scale('color', datum[{json.dumps(value)}])) < {HEATMAP_DARK_LUMINANCE}"
+    if faded:
+        dark += f" && datum[{json.dumps(faded)}] !== {json.dumps(faded_values[1])}"
     label = label.encode(xch, ych, alt.Text(field="_cell" if narrow_text else text, type=_N),
-                         *fade[1:])
+                         *fade[1:], color=alt.condition(dark, alt.value("white"),
+                                                        alt.value("#111111")))
     return with_data(alt.LayerChart(layer=[rect, label]).properties(height=alt.Step(28)),
                      frame)
 

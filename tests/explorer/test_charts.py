@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import altair as alt
 import numpy as np
@@ -46,6 +47,13 @@ def test_radar_geometry_and_spec() -> None:
         assert rec.x == pytest.approx(r * math.cos(theta))
         assert rec.y == pytest.approx(r * math.sin(theta))
     _valid(charts.radars(frame, panel_order=["m1", "m2"], series_labels=labels))
+    # the top spoke's name clears the outer ring's label that sits on the same spoke (at 1.12
+    # ring radii "Religion" was written over "80%"): 250-px panels span 2.9 radii, so 0.2
+    # radii is ~17 px, room for the 9-px label above the ring and half the 11-px name
+    m1 = frame[frame["panel"] == "m1"]
+    name_y = m1[(m1["part"] == "axis_label") & (m1["label"] == vocab.AXES[0])]["y"].item()
+    ring_y = m1[m1["part"] == "ring_label"]["y"].max()
+    assert name_y - ring_y >= 0.2
 
 
 def test_nice_ticks() -> None:
@@ -256,3 +264,24 @@ def test_heatmap_cells_take_their_short_label_on_a_narrow_box() -> None:
     plain = _valid(charts.heatmap(f, x="m", y="r", value="v", text="Label", x_order=["a"],
                                   y_order=["x"], title="T"))
     assert plain["layer"][1]["encoding"]["text"]["field"] == "Label"
+
+
+def test_heatmap_text_is_white_on_dark_cells_and_dark_on_faint_ones() -> None:
+    """Black labels on the darkest blues (the largest gaps) were hard to read: a cell whose
+    fill is darker than WCAG's 4.5:1 point for black text gets white text, unless it is drawn
+    faint (too few answers), which makes it light whatever its value."""
+    frame = pd.DataFrame({"M": ["a", "b", "c"], "R": ["r"] * 3, "v": [1.0, 199.0, 199.0],
+                          "L": ["low", "high", "thin"],
+                          "B": ["enough", "enough", "too few"]})
+    spec = charts.to_spec(charts.heatmap(
+        frame, x="M", y="R", value="v", text="L", x_order=["a", "b", "c"], y_order=["r"],
+        title="t", faded="B", faded_values=("enough", "too few")))
+    color = next(layer["encoding"]["color"] for layer in spec["layer"]
+                 if layer["mark"]["type"] == "text")
+    assert "luminance(scale('color', datum[\"v\"]))" in color["condition"]["test"]
+    if not export.can_render():
+        return
+    svg = export.to_svg(export.press_spec(spec, export.provenance("T"))).decode()
+    fills = {label: fill for fill, label
+             in re.findall(r'<text[^>]*fill="([^"]+)"[^>]*>(low|high|thin)</text>', svg)}
+    assert fills == {"low": "#111111", "high": "white", "thin": "#111111"}, fills
