@@ -14,7 +14,7 @@ import dataclasses
 import functools
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import pandas as pd
@@ -95,18 +95,20 @@ def _visitor() -> tuple[str, bool]:
     return live.client_key(ip, headers, cfg.client_ip_header), remote
 
 
-def _comparable_models() -> list[str]:
-    """Models with stored responses (the precomputed side of the comparison)."""
+def _comparable_models() -> dict[str, str]:
+    """Models with stored responses (the precomputed side of the comparison), with the label
+    the other pages give them ("SmolLM2-135M-Instruct (bundled)", not its file slug)."""
     try:
         from explorer import data
 
         models = data.available_models()
-        return [str(m) for m in models.loc[models["has_raw"].astype(bool), "model"]]
+        raw = models[models["has_raw"].astype(bool)]
+        return {str(m): str(label) for m, label in zip(raw["model"], raw["label"], strict=True)}
     except Exception:  # noqa: BLE001 - no data dir / DuckDB problem: just no comparison
-        return []
+        return {}
 
 
-def _default_compare(model: str, candidates: list[str]) -> str:
+def _default_compare(model: str, candidates: Collection[str]) -> str:
     if not model:
         return ""
     tail = model.rsplit("/", 1)[-1].lower()
@@ -387,7 +389,7 @@ with st.expander("Advanced"):
                       "ablation, run on salary estimation only).")
 if mode != "own":
     st.selectbox("Compare with the precomputed result of", ("", *compare_models), key=_k("cmp"),
-                 format_func=lambda m: m or "— none —",
+                 format_func=lambda m: compare_models.get(m, m) or "— none —",
                  help="Stored responses for the same slot, computed offline by `precompute`.")
     if not compare_models:
         st.caption("No precomputed responses are available in the data directory, so there "
@@ -728,7 +730,8 @@ if result is not None:
     cmp_model = "" if own_run else str(st.session_state.get(_k("cmp")) or "")
     if cmp_model:
         condition = "fairness" if rs.fairness else "standard"
-        st.markdown(f"**Compared with the precomputed responses of `{cmp_model}`**")
+        st.markdown("**Compared with the precomputed responses of "
+                    f"{compare_models.get(cmp_model, cmp_model)}**")
         if rs.fairness and rs.task not in bm.FAIRNESS_TASKS:
             st.info("Precomputed fairness-instruction runs exist for salary estimation only.")
         else:
@@ -762,7 +765,8 @@ if result is not None:
                                "temperature 0; differences can come from sampling, server "
                                "versions and quantisation, not only from the model.")
                 else:
-                    st.info(f"`{cmp_model}` has no parsed answers for this slot.")
+                    st.info(f"{compare_models.get(cmp_model, cmp_model)} has no parsed "
+                            "answers for this slot.")
 
     st.download_button("Download this run (JSON)", data=result.to_json(),
                        file_name=f"rupeebias-live-{rs.task}-{rs.profile_id}-"

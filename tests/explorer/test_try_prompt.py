@@ -456,7 +456,8 @@ def test_comparison_with_precomputed_result(monkeypatch: pytest.MonkeyPatch,
     calls: list[tuple] = []
 
     def fake_models() -> pd.DataFrame:
-        return pd.DataFrame({"model": ["fake-model", "other"], "has_raw": [True, False]})
+        return pd.DataFrame({"model": ["fake-model", "other"], "has_raw": [True, False],
+                             "label": ["Fake Model (local)", "Other"]})
 
     def fake_slot(*args: Any, **kwargs: Any) -> pd.DataFrame:
         calls.append((*args, kwargs))
@@ -471,7 +472,8 @@ def test_comparison_with_precomputed_result(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(data, "slot_rows", fake_slot)
     with FakeChatServer(answers=ANSWERS) as srv:
         plain = open_page()
-        assert plain.selectbox(key=k("cmp")).options == ["— none —", "fake-model"]
+        # the model by the label every page gives it, not its file slug
+        assert plain.selectbox(key=k("cmp")).options == ["— none —", "Fake Model (local)"]
         assert plain.selectbox(key=k("cmp")).value == ""  # the bundled model: no stored run
         # a link naming a model with stored responses compares with it by default
         at = open_page(query={"endpoint": "custom", "model": "fake-model"})
@@ -483,6 +485,7 @@ def test_comparison_with_precomputed_result(monkeypatch: pytest.MonkeyPatch,
     assert calls[-1] == ("fake-model", "salary_estimation", "en", "P01", "Q1", "Gender",
                          "standard", {"method": "corrected"})
     comp = frame_with(at, "precomputed Δ%")
+    assert any("precomputed responses of Fake Model (local)" in m.value for m in at.markdown)
     assert round(float(comp["live Δ%"].iloc[0]), 2) == 10.53
     assert float(comp["precomputed Δ%"].iloc[0]) == pytest.approx(
         live.relative_gap(700000.0, 630000.0))
