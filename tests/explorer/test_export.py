@@ -214,7 +214,7 @@ def test_screen_spec_fits_axes_and_legends_into_a_narrow_box() -> None:
     assert f"{narrow} ? -90 : -30" in shown
     # a long legend title wraps; legends go under the plot, one entry a line on a phone
     titles = [layer["encoding"]["color"]["title"] for layer in screen["layer"]
-              if "color" in layer.get("encoding", {})]
+              if "field" in layer.get("encoding", {}).get("color", {})]
     assert titles and all(isinstance(t, list) and len(t) > 1 and
                           max(map(len, t)) <= export.LEGEND_TITLE_WRAP for t in titles)
     legend = screen["config"]["legend"]
