@@ -649,7 +649,8 @@ def no_rows(what: str) -> None:
 def permalink(query: str) -> None:
     """Show the query string that reproduces the view (the URL bar already carries it)."""
     st.caption("Link to this view: the address bar keeps every filter; share it as is. "
-               f"Query: `{query or '(defaults)'}`")
+               f"Query: `{query or '(defaults)'}`. Quoting a number? *Methodology → How to "
+               "cite* says what to name with it.")
 
 
 def label_func(mapping: Mapping[str, str]) -> Callable[[str], str]:

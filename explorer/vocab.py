@@ -70,6 +70,13 @@ def expected_pairs(task: str, language: str, axis: str) -> int:
     return total * langs
 
 
+#: The paper, as a reader cites it (authors as on arXiv 2609.31245, v2).
+PAPER_CITATION = (
+    "P. M. Nair, B. Talaviya, S. Bhushan, R. Pankajakshan, S. Guruvadoo, G. Gressel and "
+    "K. Achuthan (2026). *RupeeBias: Auditing Demographic Bias in Indian Economic Guidance "
+    "from Large Language Models.* arXiv:2609.31245")
+
+
 #: The paper's model order (the authors' config order); models computed here follow,
 #: alphabetically, so every table and chart lists models the same way.
 PAPER_MODELS: tuple[str, ...] = (

@@ -150,6 +150,22 @@ a controlled snapshot: synthetic single-turn prompts, one stated identity at a t
 technology jobs, and the model versions of the time. The ethics note below says more.
 """
 
+#: What a quote needs, for each kind of number (shown after the ethics note).
+HOW_TO_CITE = f"""
+**A published number** (blue, *Published (paper)*) is the paper's: cite {vocab.PAPER_CITATION},
+and the table or figure its source line names (every chart and CSV carries one, e.g. *Table 2*).
+Say that its interval is too narrow and that the paper gives no noise floor (*Intervals*, above).
+
+**A number computed here** (orange, *Computed here*) is not the paper's: name the model, the
+method (the authors' or the corrected one), the use case, language and axis, and the interval;
+link the view and give the date. The link in the address bar holds every filter, so it opens
+the same view for anyone; the numbers change only when the data behind them is recomputed. The
+two local models are there to show how the measurement works, not to judge a model people use.
+
+**A chart**: the *Download chart* buttons give a PNG or SVG with its title, filters, source line
+and date, and *Download chart data* the numbers with the same provenance.
+"""
+
 st.subheader("How to read these numbers")
 st.markdown(HOW_TO_READ)
 st.divider()
@@ -167,6 +183,9 @@ st.warning(
     "Indian technology sector, synthetic single-turn prompts, explicit single-attribute "
     "identities (no names, no intersectional identities), and the model versions of the time.",
     icon=":material/balance:")
+
+st.subheader("How to cite a number from this site")
+st.markdown(HOW_TO_CITE)
 
 st.subheader("Metrics")
 for name, formula, text in METRICS:

@@ -264,6 +264,12 @@ def test_methodology_page_order(open_page) -> None:
     at = open_page("methodology")
     heads = [h.value for h in at.subheader]
     assert heads[0] == "How to read these numbers" and heads[1].startswith("Ethics")
+    # a journalist quoting a number finds what to name with it, next to the ethics note
+    assert heads[2] == "How to cite a number from this site"
+    page = texts(at)
+    assert "arXiv:2609.31245" in page and "Table 2" in page
+    # the footer of every results page points to it
+    assert "Methodology → How to cite" in texts(open_page("overview"))
 
 
 def test_an_interval_cut_at_the_chart_edge_is_marked_and_said() -> None:
