@@ -135,26 +135,54 @@ _SHORT = _short_label()
 _AT = f"indexof({_SHORT}, {_json(vocab.LANE_SEP)})"
 
 
+#: Longest label without a "·" kept on one line by a chart drawn at its own width on a narrow
+#: window (its labels may take 180 px, Vega's default): the longest identifier ("Chronic
+#: neurological condition", 30) stays on one line, so the 87 rows of the identifier chart keep
+#: one line each. A chart fitted to its box uses :data:`NARROW_LABEL_CHARS` (its limit is 40 %
+#: of a phone's box, ~140 px).
+OWN_WIDTH_WORD_CHARS = 30
+
+
+def _break_at(chars: int) -> str:
+    """Where a long label without a "·" breaks: after its last space or hyphen within its
+    first ``chars`` + 1 characters ("Qwen2.5-Coder-1.5B-" | "Instruct (local)" at 24)."""
+    head = f"substring({_SHORT}, 0, {chars + 1})"
+    return f"max(lastindexof({head}, ' '), lastindexof({head}, '-') + 1)"
+
+
 def _two_lines(narrow: str, chars: int) -> str:
-    """True for a label that takes two lines: when ``narrow`` holds, longer than ``chars``
-    once its lane is a word, and with a "·" to split at."""
+    """True for a label that takes two lines at its lane: when ``narrow`` holds, longer than
+    ``chars`` once its lane is a word, and with a "·" to split at."""
     return f"{narrow} && length({_SHORT}) > {chars} && {_AT} > 0"
 
 
-def _label_expr(narrow: str, chars: int = NARROW_LABEL_CHARS) -> str:
+def _word_lines(narrow: str, chars: int) -> str:
+    """True for a label with no lane that takes two lines at a word: when ``narrow`` holds,
+    longer than ``chars`` and with a space or hyphen to break at (on a phone
+    "Qwen2.5-Coder-1.5B-Instruct (local)" was cut to "Qwen2.5-Coder-1.5B-Instr…")."""
+    return f"{narrow} && {_AT} < 0 && length({_SHORT}) > {chars} && {_break_at(chars)} > 0"
+
+
+def _label_expr(narrow: str, chars: int = NARROW_LABEL_CHARS,
+                word_chars: int = NARROW_LABEL_CHARS) -> str:
     """When ``narrow`` holds a label names its lane in a word, and one longer than ``chars``
-    is split at its first "·" onto two lines (model | lane · language; use case | pair);
-    otherwise the label stays as it is."""
+    is split at its first "·" onto two lines (model | lane · language; use case | pair); one
+    with no "·" longer than ``word_chars`` breaks at a word (:func:`_word_lines`); otherwise
+    the label stays as it is."""
+    cut = _break_at(word_chars)
     return (f"{_two_lines(narrow, chars)} ? [substring({_SHORT}, 0, {_AT}), "
             f"substring({_SHORT}, {_AT} + {len(vocab.LANE_SEP)})] : "
+            f"{_word_lines(narrow, word_chars)} ? [trim(substring({_SHORT}, 0, {cut})), "
+            f"trim(substring({_SHORT}, {cut}))] : "
             f"({narrow} ? {_SHORT} : datum.label)")
 
 
-def _two_line_baseline(narrow: str, chars: int = NARROW_LABEL_CHARS) -> dict[str, Any]:
+def _two_line_baseline(narrow: str, chars: int = NARROW_LABEL_CHARS,
+                       word_chars: int = NARROW_LABEL_CHARS) -> dict[str, Any]:
     """Vega hangs a label's second line below the first: with the baseline at "bottom" the
     two lines sit centred on their row."""
-    return {"condition": {"test": _two_lines(narrow, chars), "value": "bottom"},
-            "value": "middle"}
+    test = f"({_two_lines(narrow, chars)}) || ({_word_lines(narrow, word_chars)})"
+    return {"condition": {"test": test, "value": "bottom"}, "value": "middle"}
 
 
 _NARROW_LABEL_EXPR = _label_expr(NARROW)
@@ -211,9 +239,9 @@ NARROW_WINDOW = f"windowSize()[0] < {NARROW_BOX}"
 #: left a phone ~130 px of plot, and the dots of the larger gaps lay beyond the screen's edge,
 #: as if missing.
 _OWN_WIDTH_CONFIG: dict[str, Any] = {
-    "axis": {"labelExpr": _label_expr(NARROW_WINDOW, 0)},
+    "axis": {"labelExpr": _label_expr(NARROW_WINDOW, 0, OWN_WIDTH_WORD_CHARS)},
     "axisDiscrete": {"labelOverlap": False},  # two-line labels: none may be dropped
-    "axisY": {"labelBaseline": _two_line_baseline(NARROW_WINDOW, 0)},
+    "axisY": {"labelBaseline": _two_line_baseline(NARROW_WINDOW, 0, OWN_WIDTH_WORD_CHARS)},
     "legend": {"layout": {"bottom": {"anchor": "start", "direction": "vertical"}}}}
 
 

@@ -168,14 +168,19 @@ def _text_of(svg: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("box", "expected"), [
-    # a phone: the lane in a word; still long, two lines split at the lane
+    # a phone: the lane in a word; still long, two lines split at the lane; a long name with
+    # no lane (a one-lane chart) breaks at a word instead of ending in "…"
     (390, ["GPT 5.4 · paper", "Qwen2.5-Coder-1.5B-Instruct (local)|computed",
            "Salary estimation|Hindu vs Muslim",
-           "SmolLM2-135M-Instruct (bundled)|computed · Hinglish"]),
+           "SmolLM2-135M-Instruct (bundled)|computed · Hinglish",
+           "Qwen2.5-Coder-1.5B-|Instruct (local)", "SmolLM2-135M-Instruct|(bundled)",
+           "Claude Haiku 4.5", "Autism spectrum disorder", "Chronic neurological|condition"]),
     # a wide box keeps every label as it is
     (900, ["GPT 5.4 · Published (paper)", "Qwen2.5-Coder-1.5B-Instruct (local) · Computed here",
            "Salary estimation · Hindu vs Muslim",
-           "SmolLM2-135M-Instruct (bundled) · Computed here · Hinglish"]),
+           "SmolLM2-135M-Instruct (bundled) · Computed here · Hinglish",
+           "Qwen2.5-Coder-1.5B-Instruct (local)", "SmolLM2-135M-Instruct (bundled)",
+           "Claude Haiku 4.5", "Autism spectrum disorder", "Chronic neurological condition"]),
 ])
 @pytest.mark.skipif(not export.can_render(), reason="vl-convert-python is not installed")
 def test_narrow_label_expression_shortens_and_splits_on_a_phone(box: int,
@@ -187,7 +192,9 @@ def test_narrow_label_expression_shortens_and_splits_on_a_phone(box: int,
     labels = ["GPT 5.4 · Published (paper)",
               "Qwen2.5-Coder-1.5B-Instruct (local) · Computed here",
               "Salary estimation · Hindu vs Muslim",
-              "SmolLM2-135M-Instruct (bundled) · Computed here · Hinglish"]
+              "SmolLM2-135M-Instruct (bundled) · Computed here · Hinglish",
+              "Qwen2.5-Coder-1.5B-Instruct (local)", "SmolLM2-135M-Instruct (bundled)",
+              "Claude Haiku 4.5", "Autism spectrum disorder", "Chronic neurological condition"]
     spec = {"data": {"values": [{"m": m, "v": i} for i, m in enumerate(labels)]},
             "mark": "point", "encoding": {
                 "y": {"field": "m", "type": "nominal", "sort": labels, "title": None,
@@ -253,7 +260,8 @@ def test_a_chart_drawn_at_its_own_width_splits_lane_labels_on_a_narrow_window() 
     assert expr.startswith(f"{export.NARROW_WINDOW} && length(") and "> 0 &&" in expr
     assert '" · paper"' in expr and "datum.label" in expr
     assert config["axisDiscrete"]["labelOverlap"] is False
-    assert config["axisY"]["labelBaseline"]["condition"]["test"].startswith(export.NARROW_WINDOW)
+    assert config["axisY"]["labelBaseline"]["condition"]["test"].startswith(
+        f"({export.NARROW_WINDOW} && ")
     # a chart as wide as its box keeps the box's rule and its 24-character threshold
     wide = export.screen_spec(_spec(), PROV)["config"]["axis"]["labelExpr"]
     assert wide.startswith(f"{export.NARROW} && length(") and "> 24 &&" in wide
