@@ -240,8 +240,12 @@ def language_scale(present: Sequence[str] | None = None) -> alt.Scale:
     return alt.Scale(domain=keep, range=[LANGUAGE_COLORS[k] for k in keep])
 
 
-def source_scale() -> alt.Scale:
-    return alt.Scale(domain=SOURCE_DOMAIN, range=SOURCE_RANGE)
+def source_scale(present: Sequence[str] | None = None) -> alt.Scale:
+    """Fixed published/computed colours; with ``present``, only those source types (a lane's
+    legend listed "Published (paper)" under a chart of computed models alone)."""
+    keep = [n for n, label in enumerate(SOURCE_DOMAIN) if present is None or label in set(present)]
+    keep = keep or list(range(len(SOURCE_DOMAIN)))
+    return alt.Scale(domain=[SOURCE_DOMAIN[n] for n in keep], range=[SOURCE_RANGE[n] for n in keep])
 
 
 def task_scale(labels: dict[str, str], present: Sequence[str]) -> alt.Scale:

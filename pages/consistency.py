@@ -490,7 +490,7 @@ def _body() -> None:
                         charts.bars_ci, shown, x="Parse health %", lo="_", hi="_", y="Row",
                         color="Source type", y_order=list(shown["Row"]),
                         x_title="Answers with a readable number (%)",
-                        color_scale=charts.source_scale(),
+                        color_scale=charts.source_scale(shown["Source type"]),
                         ref=100.0)
                     ui.chart(spec, shown, f"parse health {kind}", f"{PAGE}-parse-{kind}",
                              alt_text="Bar chart of parse health per model",

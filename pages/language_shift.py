@@ -185,7 +185,8 @@ def _body() -> None:
                     charts.ci_dots, chart_df, x=x, lo=lo, hi=hi, y="Row", color="Source type",
                     y_order=list(chart_df["Row"]),
                     x_title="Hinglish Mean Δ% − English Mean Δ% (percentage points)",
-                    color_scale=charts.source_scale(), zero_line=True, tooltip=("Source",))
+                    color_scale=charts.source_scale(chart_df["Source type"]), zero_line=True,
+                    tooltip=("Source",))
                 ui.chart(spec, chart_df, f"language shift {method} {axis}", f"{PAGE}-shift",
                          alt_text="Dot plot of the change in Mean Δ% from English to Hinglish",
                          title="Change in Mean Δ% from English to Hinglish (points, 95 % CI)",

@@ -197,6 +197,17 @@ def test_language_legend_lists_only_the_languages_drawn() -> None:
     assert charts.language_scale().to_dict()["domain"] == list(charts.LANGUAGE_COLORS)
 
 
+def test_source_legend_lists_only_the_source_types_drawn() -> None:
+    """A lane's chart (parse health, the language shift) listed "Published (paper)" under
+    computed models alone; the colours stay fixed, and both show when both are drawn."""
+    computed = vocab.SOURCE_LABELS["computed"]
+    scale = charts.source_scale([computed, computed]).to_dict()
+    assert scale["domain"] == [computed]
+    assert scale["range"] == [vocab.SOURCE_COLORS["computed"]]
+    both = charts.source_scale(list(vocab.SOURCE_LABELS.values())).to_dict()
+    assert both["domain"] == charts.source_scale().to_dict()["domain"] == charts.SOURCE_DOMAIN
+
+
 def test_heatmap_draws_thin_cells_faint_with_a_legend_saying_why() -> None:
     f = pd.DataFrame({"m": ["a", "b"], "r": ["x", "x"], "v": [200.0, 5.0], "t": ["1", "2"],
                       "Basis": ["too few", "enough"]})
