@@ -655,19 +655,18 @@ def quadrant(frame: pd.DataFrame, *, x: str, y: str) -> alt.LayerChart:
         xch, ych, alt.Opacity(field=QUADRANT_KEY_ENTRY, type=_N,
                               scale=alt.Scale(domain=keyed[QUADRANT_KEY_ENTRY].tolist(),
                                               range=[0.0]), legend=_key_legend())))
-    # each label over a white halo of itself: a median line running through a name (Kimi K2.5
-    # sits on the W median) crossed its letters
     for on_left in (False, True):
-        for halo in (True, False):
-            layers.append(alt.Chart().mark_text(
-                align="right" if on_left else "left", dx=-9 if on_left else 9, fontSize=10,
-                stroke="white" if halo else alt.Undefined,
-                strokeWidth=3 if halo else alt.Undefined,
-                strokeJoin="round" if halo else alt.Undefined)
-                .transform_filter(alt.FieldEqualPredicate(field=left, equal=on_left))
-                .transform_calculate(
-                    _label=f"{export.NARROW} ? datum.{QUADRANT_KEY} : datum.Model")
-                .encode(xch, ych, alt.Text(field="_label", type=_N)))
+        names = (alt.Chart()
+                 .transform_filter(alt.FieldEqualPredicate(field=left, equal=on_left))
+                 .transform_calculate(
+                     _label=f"{export.NARROW} ? datum.{QUADRANT_KEY} : datum.Model")
+                 .encode(xch, ych, alt.Text(field="_label", type=_N)))
+        place: dict[str, Any] = {"align": "right" if on_left else "left",
+                                 "dx": -9 if on_left else 9, "fontSize": 10}
+        # each name over a white halo of itself: a median line running through a name (Kimi
+        # K2.5 sits on the W median) crossed its letters
+        layers += [names.mark_text(**place, stroke="white", strokeWidth=3, strokeJoin="round"),
+                   names.mark_text(**place)]
     # the plot keeps its height and the chart grows by its legends (the narrow key's nine
     # lines took their room from a fitted plot, which shrank to a strip)
     return with_data(alt.LayerChart(layer=layers).properties(
