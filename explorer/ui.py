@@ -490,6 +490,17 @@ def scope(*parts: str) -> str:
     return " · ".join(p for p in parts if p)
 
 
+def lazy_box(label: str, key: str) -> DeltaGenerator | None:
+    """A collapsed expander whose content is built and sent only while it is open (opening or
+    closing it reruns the page): the open box, or None while it is closed.
+
+    Why: Streamlit draws a closed expander's content all the same, so a long table or a chart
+    behind a box nobody opened cost the browser its drawing on every visit (docs/explorer.md,
+    "Speed")."""
+    box = st.expander(label, key=key, on_change="rerun")
+    return box if box.open else None
+
+
 def lazy_tabs(ps: PageState, name: str, tabs: Mapping[str, str]
               ) -> tuple[DeltaGenerator, str]:
     """Tabs whose content runs only when open; the open tab lives in the URL (``?tab=slug``).

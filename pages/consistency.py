@@ -180,46 +180,51 @@ def _body() -> None:
                                                      "w_perm_p": "W permutation p"}),
                                     on=["Model ID", "Source type", "Language"], how="left")
                 ui.table(ordered(out), f"kendall w {lang}", f"{PAGE}-w-table")
-                with st.expander("All W values with p-values (long format)"):
-                    long = kw[["Model ID", "source_kind", "source", "language", "axis", "w",
-                               "p_value", "p_bh", "significant", "n_tasks"]].rename(columns={
-                                   "source_kind": "Source type", "source": "Source", "w": "W",
-                                   "p_value": "p (Fisher)", "p_bh": "p (BH)",
-                                   "n_tasks": "n use cases"})
-                    long["Source type"] = long["Source type"].map(vocab.SOURCE_LABELS)
-                    ui.table(long, f"kendall w long {lang}", f"{PAGE}-w-long")
+                if box := ui.lazy_box("All W values with p-values (long format)",
+                                       f"{PAGE}-w-long-box"):
+                    with box:
+                        long = kw[["Model ID", "source_kind", "source", "language", "axis", "w",
+                                   "p_value", "p_bh", "significant", "n_tasks"]].rename(columns={
+                                       "source_kind": "Source type", "source": "Source", "w": "W",
+                                       "p_value": "p (Fisher)", "p_bh": "p (BH)",
+                                       "n_tasks": "n use cases"})
+                        long["Source type"] = long["Source type"].map(vocab.SOURCE_LABELS)
+                        ui.table(long, f"kendall w long {lang}", f"{PAGE}-w-long")
             with ui.guard("Kendall's W by use case"):
-                uc = data.rows("kendall_w_usecase", model=sel_models, language=langs, axis="Mean",
-                               source_kind=kinds, method=method)
-                with st.expander("Kendall's W by use case (computed models; paper Figure 7)"):
-                    if uc.empty:
-                        ui.no_rows("per-use-case W values")
-                    else:
-                        frame = pd.DataFrame({
-                            "Model": [row_label(m, k) for m, k in
-                                      zip(uc["model"], uc["source_kind"], strict=True)],
-                            "Language": uc["language"].map(vocab.LANGUAGE_LABELS),
-                            "Use case": uc["task"].map(vocab.TASK_LABELS), "Mean W": uc["w"],
-                            "Significant": uc["significant"].map({True: "yes", False: "no"}),
-                            "p (BH)": uc.get("p_bh"), "n profiles": uc.get("n_blocks"),
-                            "Model ID": uc["model"]})
-                        frame = ordered(frame)
-                        frame["Row"] = frame["Model"] + " · " + frame["Language"]
-                        rows = list(dict.fromkeys(frame["Row"]))
-                        spec = charts.spec(
-                            charts.bars_ci, frame, x="Mean W", lo="_", hi="_", y="Row",
-                            color="Use case", y_order=rows,
-                            x_title="Kendall's W (mean of the six axes)",
-                            color_scale=charts.task_scale(vocab.TASK_LABELS, frame["Use case"]),
-                            opacity="Significant")
-                        ui.chart(spec, frame, "kendall w by use case", f"{PAGE}-w-uc",
-                                 alt_text="Bar chart of W by use case",
-                                 title="Kendall's W by use case",
-                                 subtitle=ui.scope(LANG_LABELS[lang], vocab.METHOD_LABELS[method],
-                                                   "faint bars: not significant (BH)"),
-                                 source=ui.source_line(uc, labels))
-                        ui.table(frame.drop(columns="Row"), "kendall w by use case",
-                                 f"{PAGE}-w-uc-t")
+                if box := ui.lazy_box("Kendall's W by use case (computed models; paper Figure 7)",
+                                       f"{PAGE}-w-uc-box"):
+                    with box:
+                        uc = data.rows("kendall_w_usecase", model=sel_models, language=langs,
+                                       axis="Mean", source_kind=kinds, method=method)
+                        if uc.empty:
+                            ui.no_rows("per-use-case W values")
+                        else:
+                            frame = pd.DataFrame({
+                                "Model": [row_label(m, k) for m, k in
+                                          zip(uc["model"], uc["source_kind"], strict=True)],
+                                "Language": uc["language"].map(vocab.LANGUAGE_LABELS),
+                                "Use case": uc["task"].map(vocab.TASK_LABELS), "Mean W": uc["w"],
+                                "Significant": uc["significant"].map({True: "yes", False: "no"}),
+                                "p (BH)": uc.get("p_bh"), "n profiles": uc.get("n_blocks"),
+                                "Model ID": uc["model"]})
+                            frame = ordered(frame)
+                            frame["Row"] = frame["Model"] + " · " + frame["Language"]
+                            rows = list(dict.fromkeys(frame["Row"]))
+                            spec = charts.spec(
+                                charts.bars_ci, frame, x="Mean W", lo="_", hi="_", y="Row",
+                                color="Use case", y_order=rows,
+                                x_title="Kendall's W (mean of the six axes)",
+                                color_scale=charts.task_scale(vocab.TASK_LABELS, frame["Use case"]),
+                                opacity="Significant")
+                            ui.chart(spec, frame, "kendall w by use case", f"{PAGE}-w-uc",
+                                     alt_text="Bar chart of W by use case",
+                                     title="Kendall's W by use case",
+                                     subtitle=ui.scope(LANG_LABELS[lang],
+                                                       vocab.METHOD_LABELS[method],
+                                                       "faint bars: not significant (BH)"),
+                                     source=ui.source_line(uc, labels))
+                            ui.table(frame.drop(columns="Row"), "kendall w by use case",
+                                     f"{PAGE}-w-uc-t")
 
     # ---- Quadrant --------------------------------------------------------------------------------
     def section_quadrant() -> None:
@@ -503,20 +508,23 @@ def _body() -> None:
                 laned(chart_df, draw_parse, value="Parse health %")
                 ui.table(frame, "parse health", f"{PAGE}-parse-table")
                 detail = ph[(ph.get("language", "all") != "all") | (ph.get("task", "all") != "all")]
-                with st.expander("Per use case and language (computed models)"):
-                    if detail.empty:
-                        ui.no_rows("per-use-case parse-health rows")
-                    else:
-                        out = ordered(pd.DataFrame({
-                            "Model": [labels.get(m, m) for m in detail["model"]],
-                            "Language": detail["language"].map(
-                                lambda v: {"all": "Both", **vocab.LANGUAGE_LABELS}.get(v, v)),
-                            "Use case": detail["task"].map(lambda v: vocab.TASK_LABELS.get(v, v)),
-                            "Parse health %": detail["parse_health"],
-                            "Refusal rate %": detail.get("refusal_rate"),
-                            "Strict format %": detail.get("strict_rate"),
-                            "n rows": detail.get("n_rows"), "Model ID": detail["model"]}))
-                        ui.table(out, "parse health detail", f"{PAGE}-parse-detail")
+                if box := ui.lazy_box("Per use case and language (computed models)",
+                                       f"{PAGE}-parse-detail-box"):
+                    with box:
+                        if detail.empty:
+                            ui.no_rows("per-use-case parse-health rows")
+                        else:
+                            out = ordered(pd.DataFrame({
+                                "Model": [labels.get(m, m) for m in detail["model"]],
+                                "Language": detail["language"].map(
+                                    lambda v: {"all": "Both", **vocab.LANGUAGE_LABELS}.get(v, v)),
+                                "Use case": detail["task"].map(
+                                    lambda v: vocab.TASK_LABELS.get(v, v)),
+                                "Parse health %": detail["parse_health"],
+                                "Refusal rate %": detail.get("refusal_rate"),
+                                "Strict format %": detail.get("strict_rate"),
+                                "n rows": detail.get("n_rows"), "Model ID": detail["model"]}))
+                            ui.table(out, "parse health detail", f"{PAGE}-parse-detail")
 
     SECTIONS = {"kendall": section_kendall, "quadrant": section_quadrant,
                 "wording": section_wording, "merit": section_merit,

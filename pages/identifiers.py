@@ -191,9 +191,11 @@ def _body() -> None:
                 st.markdown("**Table: deviation % per identifier (columns = models)**")
                 ui.table(wide, f"identifier deviation wide {shown} {axis} {lang} {task}",
                          f"{PAGE}-dev-wide")
-                with st.expander("Long format with n (one row per model × identifier)"):
-                    ui.table(frame, f"identifier deviation long {shown} {axis} {lang} {task}",
-                             f"{PAGE}-dev-long")
+                if box := ui.lazy_box("Long format with n (one row per model × identifier)",
+                                      f"{PAGE}-dev-long-box"):
+                    with box:
+                        ui.table(frame, f"identifier deviation long {shown} {axis} {lang} {task}",
+                                 f"{PAGE}-dev-long")
 
 
     # ---- 2. canonical pair gaps ----------------------------------------------------------------

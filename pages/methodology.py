@@ -277,9 +277,8 @@ with ui.guard("The model list"):
                               "Notes": notes, "Model ID": models["model"]})
         ui.table(shown, "models", "method-models")
 # lazy, as the notes below: the file table is drawn only while the box is open
-files_box = st.expander("Data files behind this deployment", key="methodology-files",
-                        on_change="rerun")
-if files_box.open:
+files_box = ui.lazy_box("Data files behind this deployment", "methodology-files")
+if files_box:
     with files_box:
         ui.explain(f"Data directory: `{data.data_dir()}` (set `RUPEEBIAS_DATA_DIR` to change).")
         ui.table(data.status(), "data files", "method-status")
@@ -302,8 +301,8 @@ if text:
     for i, (heading, section) in enumerate(sections):
         # lazy: a section's text is sent and drawn only while its box is open (the notes are
         # ~100 KB; drawn at once they took over a second of every visit to this page)
-        box = st.expander(heading, key=f"methodology-notes-{i}", on_change="rerun")
-        if box.open:
+        box = ui.lazy_box(heading, f"methodology-notes-{i}")
+        if box:
             with box:
                 st.markdown(section or "(This section has only the subsections below.)")
 else:

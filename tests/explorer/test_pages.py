@@ -251,6 +251,11 @@ def test_identifiers_page_shows_all_87(open_page, synthetic_dir: Path) -> None:
     wide = frame_of(at, 0)
     assert len(wide) == 87
     assert list(wide["Identifier"]) == list(vocab.IDENTIFIER_VALUES)
+    # the long table sits in a lazy box: drawn only once it is opened
+    assert len(at.dataframe) == 1
+    at.session_state["identifiers-dev-long-box"] = True
+    at.run()
+    assert not at.exception
     long = frame_of(at, 1)
     dev = pd.read_parquet(synthetic_dir / "metrics" / "identifier_deviation.parquet")
     want = dev[(dev["language"] == "all") & (dev["task"] == "all")]
@@ -300,6 +305,27 @@ def test_consistency_page(open_page, synthetic_dir: Path, has_published: bool) -
                        & (w_table["Language"] == "English")]
         assert opus["Mean W"].item() == 0.274  # paper Table 5
         assert opus["Source"].item() == "published: Table 5"
+
+
+@pytest.mark.parametrize("tab,box,column", [
+    ("kendall", "consistency-w-long-box", "p (Fisher)"),
+    ("kendall", "consistency-w-uc-box", "n profiles"),
+    ("parse", "consistency-parse-detail-box", "Use case")])
+def test_consistency_boxes_are_drawn_only_when_opened(open_page, tab: str, box: str,
+                                                      column: str) -> None:
+    """A closed box costs a visit nothing: its table (and chart) are built once it opens."""
+    at = open_page("consistency", {"tab": tab})
+    def shown(at: AppTest) -> list[pd.DataFrame]:
+        return [d.value for d in at.dataframe if column in d.value.columns]
+
+    n_charts = len(charts(at))
+    assert not shown(at)
+    at.session_state[box] = True
+    at.run()
+    assert not at.exception and not at.error
+    assert len(shown(at)) == 1 and len(shown(at)[0]) > 0
+    # W by use case brings its chart (paper Figure 7); the other boxes hold a table only
+    assert len(charts(at)) == n_charts + (box == "consistency-w-uc-box")
 
 
 @pytest.mark.parametrize("tab,column", [("quadrant", "Mean Kendall's W"),

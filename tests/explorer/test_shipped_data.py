@@ -198,6 +198,8 @@ def test_identifiers_never_show_counter_offer_markups_as_gaps(shipped: Path) -> 
     the pair tabs blank the counter-offer rows and the sentence picks a real gap."""
     at = _open("identifiers")
     assert any("Shown with the corrected method" in c.value for c in at.caption)
+    at.session_state["identifiers-dev-long-box"] = True  # the long table, with its Method
+    at.run()
     dev = next(d.value for d in at.dataframe if "Deviation %" in d.value.columns
                and "Method" in d.value.columns)
     assert set(dev["Method"]) == {vocab.METHOD_LABELS["corrected"]}
