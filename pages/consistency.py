@@ -507,10 +507,11 @@ def _body() -> None:
 
                 laned(chart_df, draw_parse, value="Parse health %")
                 ui.table(frame, "parse health", f"{PAGE}-parse-table")
-                detail = ph[(ph.get("language", "all") != "all") | (ph.get("task", "all") != "all")]
                 if box := ui.lazy_box("Per use case and language (computed models)",
                                        f"{PAGE}-parse-detail-box"):
                     with box:
+                        detail = ph[(ph.get("language", "all") != "all")
+                                    | (ph.get("task", "all") != "all")]
                         if detail.empty:
                             ui.no_rows("per-use-case parse-health rows")
                         else:
