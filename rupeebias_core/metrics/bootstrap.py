@@ -118,10 +118,14 @@ def _strata(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     *influential* value (one carrying more than 1/``MAX_STRATA`` of the total squared deviation,
     e.g. an extreme Δ from a near-zero midpoint), which therefore sits alone in an exact stratum
     instead of inside a Gaussian one. At most ``MAX_STRATA`` influential values exist."""
-    uniq, counts = np.unique(xs, return_counts=True)
-    if uniq.size <= MAX_STRATA:
-        return counts.astype(float), uniq, np.zeros(uniq.size)
     n = xs.size
+    # runs of equal values of the sorted sample (what np.unique computes, without its sort)
+    first = np.empty(n, dtype=bool)
+    first[:1] = True
+    np.not_equal(xs[1:], xs[:-1], out=first[1:])
+    if np.count_nonzero(first) <= MAX_STRATA:
+        starts = np.flatnonzero(first)
+        return np.diff(np.append(starts, n)).astype(float), xs[starts], np.zeros(starts.size)
     edges = [np.linspace(0, n, MAX_STRATA // 2 + 1).round().astype(np.int64)]
     d = (xs - xs.mean()) ** 2
     cum = np.cumsum(d)

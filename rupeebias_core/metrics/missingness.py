@@ -137,6 +137,10 @@ def _pool(parts: Sequence[_Counts]) -> _Counts:
     totals = np.zeros((3, len(idents)))
     perms = np.zeros((3, parts[0].perms.shape[1], len(idents)))
     for p in parts:
+        if p.identifiers == idents:  # the common case: no scatter (a copy of perms) needed
+            totals += p.totals
+            perms += p.perms
+            continue
         ii = np.array([pos[v] for v in p.identifiers], dtype=np.int64)
         totals[:, ii] += p.totals
         perms[:, :, ii] += p.perms

@@ -258,3 +258,26 @@ def test_answer_bootstrap_covers_where_the_pair_bootstrap_does_not() -> None:
     assert cov_a / trials >= 0.82
     assert cov_p / trials <= 0.75
     assert cov_a - cov_p >= 0.15 * trials
+
+
+@pytest.mark.parametrize("n_unique", [1, 5, 16, 17, 300])
+def test_strata_of_a_sorted_sample_match_its_unique_values(n_unique: int) -> None:
+    """Few distinct values: one exact stratum per value, as ``np.unique`` counts them (the
+    strata read the runs of the sorted sample instead of sorting it again); more: strata that
+    partition the sample and keep its total."""
+    from rupeebias_core.metrics.bootstrap import MAX_STRATA, _strata
+
+    rng = np.random.default_rng(7)
+    xs = rng.choice(np.linspace(-3.0, 40.0, n_unique), size=EXACT_MAX_N + 100)
+    xs[:4] = [-0.0, 0.0, -0.0, 0.0]  # signed zeros are one value, as for np.unique
+    xs = np.sort(xs)
+    sizes, mu, var = _strata(xs)
+    assert sizes.sum() == xs.size
+    assert math.isclose(float((sizes * mu).sum()), float(xs.sum()), rel_tol=1e-12)
+    uniq, counts = np.unique(xs, return_counts=True)
+    if uniq.size <= MAX_STRATA:
+        np.testing.assert_array_equal(sizes, counts)
+        np.testing.assert_array_equal(mu, uniq)
+        assert not var.any()
+    else:
+        assert sizes.size <= 2 * MAX_STRATA and var.max() > 0
