@@ -489,6 +489,15 @@ def _sidebar_visits(page: Page, url: str, path: str, charts: int, repeat: int,
     return times
 
 
+def _timed_goto(page: Page, page_url: str, charts: int, what: str) -> tuple[float, float | None]:
+    """One visit to ``page_url`` in ``page``, timed in the page from navigation start to the
+    done frame: (seconds, seconds to the script run's start or None when unseen)."""
+    page.goto(page_url, wait_until="commit")
+    done = _done(page, 0.0, charts, charts, what)
+    start = done["run_start"]
+    return done["t"] / 1e3, None if start is None else start / 1e3
+
+
 def _new_tab_visits(page: Page, page_url: str, charts: int, repeat: int, name: str
                     ) -> tuple[list[float], list[float | None]]:
     """Times (and script-run starts) of ``repeat`` visits to ``page_url``, each in a new tab
@@ -499,12 +508,11 @@ def _new_tab_visits(page: Page, page_url: str, charts: int, repeat: int, name: s
     for _ in range(repeat):
         tab = page.context.new_page()
         try:
-            tab.goto(page_url, wait_until="commit")
-            done = _done(tab, 0.0, charts, charts, f"{name} (new tab)")
+            t, start = _timed_goto(tab, page_url, charts, f"{name} (new tab)")
         finally:
             tab.close()
-        times.append(done["t"] / 1e3)
-        starts.append(None if done["run_start"] is None else done["run_start"] / 1e3)
+        times.append(t)
+        starts.append(start)
     return times, starts
 
 
@@ -527,11 +535,10 @@ def browse_pages(page: Page, url: str, repeat: int, only: Sequence[str] = ()
         before = host.snapshot()
         for _ in range(repeat):
             w0 = time.perf_counter()
-            page.goto(page_url, wait_until="commit")
-            done = _done(page, 0.0, charts, charts, f"{name} (goto)")
+            t, start = _timed_goto(page, page_url, charts, f"{name} (goto)")
             wall.append(time.perf_counter() - w0)
-            warm.append(done["t"] / 1e3)
-            boot.append(None if done["run_start"] is None else done["run_start"] / 1e3)
+            warm.append(t)
+            boot.append(start)
         load = host.between(before, host.snapshot())
         wait_run_done(page, title, marker)  # the right page, really there
         row: dict[str, Any] = {
