@@ -81,7 +81,18 @@ st.html("<style>[data-testid='stVegaLiteChart'], [data-testid='stFullScreenFrame
         "overflow-wrap: anywhere; font-family: 'Source Code Pro', monospace; "
         "font-size: 0.85rem;} "
         "[data-testid='stText'] {background: rgba(151, 166, 195, 0.15); width: 100%; "
-        "box-sizing: border-box; border-radius: 0.5rem; padding: 0.75rem 1rem;}</style>")
+        "box-sizing: border-box; border-radius: 0.5rem; padding: 0.75rem 1rem;} "
+        # explorer.heat: a heatmap as a table; it scrolls in its own box on a phone
+        ".rb-heat {font-size: 0.85rem;} .rb-heat-title {font-weight: 600;} "
+        ".rb-heat-sub {font-size: 0.75rem; opacity: 0.75;} "
+        ".rb-scroll {max-width: 100%; overflow-x: auto; margin: 0.5rem 0;} "
+        ".rb-heat table {border-collapse: collapse;} "
+        ".rb-heat th {font-weight: 600; padding: 0.25rem 0.5rem; text-align: left;} "
+        ".rb-heat tbody th {min-width: 10rem;} "  # a phone wraps a model name, not per word
+        ".rb-heat td {padding: 0.25rem 0.5rem; min-width: 3.5rem; text-align: center; "
+        "font-variant-numeric: tabular-nums;} "
+        ".rb-heat-key {display: flex; gap: 0.5rem; align-items: center; font-size: 0.75rem;} "
+        ".rb-heat-ramp {display: inline-block; width: 8rem; height: 0.6rem;}</style>")
 with st.sidebar:
     st.caption("**RupeeBias Explorer** · numbers marked *Published* are transcribed from the "
                "RupeeBias paper; *Computed* ones were computed here from raw model answers. "

@@ -23,7 +23,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.elements.lib.column_types import ColumnConfig
 
-from explorer import charts, data, export, sentences, tables, vocab
+from explorer import charts, data, export, heat, sentences, tables, vocab
 from explorer.data import DataUnavailable
 from explorer.state import PageState
 from rupeebias_core import registry
@@ -224,10 +224,9 @@ def clip_caption(frame: pd.DataFrame, x: str, lo: str, hi: str, signed: bool = F
 
 def source_legend(kinds: Sequence[str] | None = None) -> None:
     """Badges saying which kinds of numbers follow, and what each means."""
-    cols = st.columns([1, 1, 4])
-    for i, kind in enumerate(kinds or vocab.SOURCE_KINDS):
-        label, color = SOURCE_BADGE[kind]
-        with cols[i]:
+    with st.container(horizontal=True):  # one flex row, not a column block per badge
+        for kind in kinds or vocab.SOURCE_KINDS:
+            label, color = SOURCE_BADGE[kind]
             st.badge(label, color=color, help=column_help("source"))
 
 
@@ -271,13 +270,11 @@ def _parquet(frame: pd.DataFrame) -> bytes:
 def downloads(frame: pd.DataFrame, name: str, key: str, what: str = "this table") -> None:
     """CSV (always) and Parquet (large tables) of exactly ``frame``, generated on click."""
     stem = _slug(name)
-    cols = st.columns([1, 1, 1])
-    with cols[0]:
+    with st.container(horizontal=True):  # see chart_downloads
         st.download_button(f"Download {what} (CSV)", data=lambda: _csv(frame),
                            file_name=f"{stem}.csv", mime="text/csv", key=f"dl-csv-{key}",
                            on_click="ignore", icon=":material/download:")
-    if len(frame) >= PARQUET_MIN_ROWS:
-        with cols[1]:
+        if len(frame) >= PARQUET_MIN_ROWS:
             st.download_button(f"Download {what} (Parquet)", data=lambda: _parquet(frame),
                                file_name=f"{stem}.parquet",
                                mime="application/vnd.apache.parquet", key=f"dl-pq-{key}",
@@ -391,33 +388,33 @@ def render(spec: dict[str, Any], key: str, alt_text: str, stretch: bool = True,
 
 
 def chart_downloads(spec: Mapping[str, Any], data: pd.DataFrame, name: str, key: str,
-                    prov: export.Provenance) -> None:
+                    prov: export.Provenance, chart_menu: bool = True) -> None:
     """PNG and SVG of the chart (title, filters, source, date; nothing clipped) and its data
-    as CSV + provenance (ZIP), each made only when clicked."""
-    stem = _slug(f"{name} chart")
-    cols = st.columns([1, 1, 2])
-    if export.can_render():
-        def press() -> dict[str, Any]:  # built only when a reader asks for the image
-            return export.press_spec(spec, prov)
+    as CSV + provenance (ZIP), each made only when clicked.
 
-        with cols[0]:
+    One horizontal row, not ``st.columns``: the columns were three more blocks per row for the
+    browser to draw on every load (Language shift had fifteen). Without ``vl-convert`` a Vega
+    chart's own menu still offers a PNG (``chart_menu``); a heat table has no such menu."""
+    stem = _slug(f"{name} chart")
+    with st.container(horizontal=True):
+        if export.can_render():
+            def press() -> dict[str, Any]:  # built only when a reader asks for the image
+                return export.press_spec(spec, prov)
+
             st.download_button("Download chart (PNG)", data=lambda: export.to_png(press()),
                                file_name=f"{stem}.png", mime="image/png",
                                key=f"dl-png-chart-{key}", on_click="ignore",
                                icon=":material/image:",
                                help="Title, filters, source line and date are in the image.")
-        with cols[1]:
             st.download_button("Download chart (SVG)", data=lambda: export.to_svg(press()),
                                file_name=f"{stem}.svg", mime="image/svg+xml",
                                key=f"dl-svg-chart-{key}", on_click="ignore",
                                icon=":material/image:",
                                help="Vector image for print; title, filters, source line and "
                                     "date included.")
-    else:
-        with cols[0]:
+        elif chart_menu:
             st.caption("PNG: the chart's ⋯ menu → *Download as PNG* (title and source "
                        "included).")
-    with cols[2]:
         st.download_button("Download chart data (CSV + source notes, ZIP)",
                            data=lambda: export.data_zip(data, f"{stem}-data", prov,
                                                         header_help, caveats(data)),
@@ -427,6 +424,21 @@ def chart_downloads(spec: Mapping[str, Any], data: pd.DataFrame, name: str, key:
                            help="A plain CSV (header on line 1) with a README and W3C "
                                 "CSV-on-the-Web metadata naming the title, filters, source "
                                 "and date.")
+
+
+def heat_table(frame: pd.DataFrame, spec: dict[str, Any], data: pd.DataFrame, name: str,
+               key: str, alt_text: str, *, x: str, y: str, value: str, text: str,
+               x_order: Sequence[str], y_order: Sequence[str], domain: tuple[float, float],
+               legend: str, tips: Sequence[str], title: str, subtitle: str,
+               source: str) -> None:
+    """A diverging heatmap as a table of coloured cells (:mod:`explorer.heat`), with the
+    title block a chart carries and the same downloads: PNG/SVG of ``spec`` (the Vega
+    heatmap of the same cells) and ``data`` as CSV + provenance."""
+    prov = export.provenance(title, subtitle, source)
+    st.html(heat.html_table(frame, x=x, y=y, value=value, text=text, x_order=x_order,
+                            y_order=y_order, domain=domain, legend=legend, tips=tips,
+                            prov=prov, alt_text=alt_text))
+    chart_downloads(spec, data, name, key, prov, chart_menu=False)
 
 
 def source_line(frame: pd.DataFrame, labels: Mapping[str, str]) -> str:

@@ -219,18 +219,29 @@ def _body() -> None:
                 data.model_order_key))["Model"]))
             ui.explain("Each cell: ρ between the English and the Hinglish ranking of that axis's "
                        "identities (by their mean answer). Orange = same order (ρ near +1), pale = "
-                       "unrelated (ρ near 0), blue = reversed (ρ near −1).")
+                       "unrelated (ρ near 0), blue = reversed (ρ near −1). Point at a cell for "
+                       "its p-value.")
+            x_order = [vocab.AXIS_LABELS[a] for a in (*vocab.AXES, "all")]
+            tips = ("p-value", "n identifiers")
+            # drawn as a table of coloured cells (explorer.heat); the PNG/SVG is this heatmap
             spec = charts.spec(
                 charts.heatmap, hm, x="Axis", y="Model", value="Spearman ρ", text="Label",
-                x_order=[vocab.AXIS_LABELS[a] for a in (*vocab.AXES, "all")], y_order=order,
-                title="Spearman ρ", diverging=True, domain=(-1, 1),
-                tooltip=("p-value", "n identifiers"))
-            ui.chart(spec, hm.drop(columns="Label"), "language ranking agreement",
-                     f"{PAGE}-rho", alt_text="Heatmap of English–Hinglish ranking agreement",
-                     title="Do English and Hinglish rank identities the same way? (Spearman ρ)",
-                     subtitle=ui.scope("Every axis", vocab.METHOD_LABELS[method],
-                                       "† p < 0.05 · ‡ p < 0.01"),
-                     source=ui.source_line(shift, labels))
+                x_order=x_order, y_order=order, title="Spearman ρ", diverging=True,
+                domain=(-1, 1), tooltip=tips)
+            ui.heat_table(hm, spec, hm.drop(columns="Label"), "language ranking agreement",
+                          f"{PAGE}-rho", "Table of English–Hinglish ranking agreement "
+                          "(Spearman ρ) by model and axis, cells coloured by ρ",
+                          x="Axis", y="Model", value="Spearman ρ", text="Label",
+                          x_order=x_order, y_order=order, domain=(-1.0, 1.0),
+                          legend="Spearman ρ", tips=tips,
+                          title="Do English and Hinglish rank identities the same way? "
+                                "(Spearman ρ)",
+                          subtitle=ui.scope("Every axis", vocab.METHOD_LABELS[method],
+                                            "† p < 0.05 · ‡ p < 0.01"),
+                          # ρ is no gap, so mask_markup keeps it: these rows are drawn and
+                          # name their source (with the markup note they named none)
+                          source=ui.source_line(shift.drop(columns="note", errors="ignore"),
+                                                labels))
         else:
             ui.no_rows("ranking-agreement values")
 

@@ -215,6 +215,14 @@ def test_every_page_on_the_shipped_data(shipped_server: str, browser_page: objec
         assert not charts_clipped(page) and not charts_truncated(page)
     if path in PAPER_PAGES:
         assert page.get_by_text(PAPER_LABEL, exact=False).count() >= 1
+    if path == "language_shift":  # the ρ heat table (explorer.heat) survives the sanitiser
+        cells = page.evaluate(
+            "() => [...document.querySelectorAll('.rb-heat td[title]')].map(td => "
+            "[getComputedStyle(td).backgroundColor, td.title, td.getBoundingClientRect().height])")
+        assert len(cells) >= 7, cells
+        assert all(bg.startswith("rgb(") and "Spearman ρ" in tip and h > 10
+                   for bg, tip, h in cells), cells
+        assert len({bg for bg, _, _ in cells}) > 1  # coloured by value, not one fill
     page.wait_for_timeout(300)
     assert not page.errors, page.errors
     SHOTS.mkdir(exist_ok=True)
@@ -241,7 +249,7 @@ def test_nothing_overflows_at_390_px(server: str, browser_page: object, path: st
         wide = page.evaluate(
             "() => [...document.querySelectorAll('[data-testid=\"stMain\"] *')].filter("
             "e => e.getBoundingClientRect().right > window.innerWidth + 1 && "
-            "!e.closest('[data-testid=\"stDataFrame\"], .vega-embed, pre, code'))"
+            "!e.closest('[data-testid=\"stDataFrame\"], .vega-embed, .rb-scroll, pre, code'))"
             ".map(e => e.tagName + '.' + (e.className || '')"
             ".toString().slice(0, 40)).slice(0, 5)")
         SHOTS.mkdir(exist_ok=True)

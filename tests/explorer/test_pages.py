@@ -237,7 +237,9 @@ def test_language_page(open_page, synthetic_dir: Path, has_published: bool) -> N
         assert gem.loc["Religion", "Hinglish Mean Δ%"] == 6.45  # Table 4
         assert gem.loc["Religion", "Source"] == "published: Table 3; published: Table 4"
         assert "Figure 5" in texts(at)
-    assert len(charts(at)) == 3
+    # per-axis dots and the shift's dots; the ranking agreement is a heat table (explorer.heat)
+    assert len(charts(at)) == 2
+    assert sum('class="rb-heat"' in h.proto.body for h in at.get("html")) == 1
 
 
 # ---- identifiers --------------------------------------------------------------------------------

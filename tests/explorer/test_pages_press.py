@@ -76,3 +76,21 @@ def test_consistency_lanes_by_default_and_ranked_together_on_request(
         assert any(vocab.SOURCE_LABELS["computed"] in r for r in order)
     else:
         assert _w_titles(together) == want  # nothing to mix: the one lane stays
+
+
+def test_the_ranking_agreement_is_a_heat_table_with_its_chart_downloads(open_page) -> None:
+    """Language shift draws its ρ heatmap as a table of coloured cells (explorer.heat); it
+    carries the title block a chart does and offers the Vega heatmap as PNG/SVG."""
+    at = open_page("language")
+    assert not at.exception, at.exception
+    tables = [h.proto.body for h in at.get("html") if 'class="rb-heat"' in h.proto.body]
+    assert len(tables) == 1
+    body = tables[0]
+    assert "Do English and Hinglish rank identities the same way? (Spearman ρ)" in body
+    assert f"· {export.today()}</div>" in body and "Computed with RupeeBias Explorer" in body
+    assert body.count("<td style=\"background:#") >= 7  # every axis of at least one model
+    assert not any("rank identities the same way" in c.proto.spec for c in charts(at))
+    labels = downloads(at)
+    assert labels.count("Download chart data (CSV + source notes, ZIP)") == len(charts(at)) + 1
+    if export.can_render():
+        assert labels.count("Download chart (PNG)") == len(charts(at)) + 1

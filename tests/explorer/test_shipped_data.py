@@ -367,3 +367,13 @@ def test_the_papers_mean_delta_caveat_follows_only_charts_of_its_mean_delta(
     concerns."""
     at = _open("consistency", tab=tab)
     assert ("Published intervals are too narrow" in texts(at)) == caveat
+
+
+def test_the_ranking_agreement_names_the_answers_it_was_computed_from(shipped: Path) -> None:
+    """Under the authors' method the language shifts are blanked (markups) but ρ is kept and
+    drawn, so the heat table's source line names the answers behind it (it once named none:
+    "RupeeBias Explorer · date")."""
+    at = _open("language")
+    body = next(h.proto.body for h in at.get("html") if 'class="rb-heat"' in h.proto.body)
+    assert "Computed with RupeeBias Explorer from" in body
+    assert "answers of SmolLM2-135M-Instruct (bundled)" in body
