@@ -562,6 +562,8 @@ def _fade(faded: str | None, values: tuple[str, str]) -> list[alt.Opacity]:
 #: Cells darker than this (WCAG relative luminance of the fill) get white text: black on it
 #: falls below a 4.5:1 contrast.
 HEATMAP_DARK_LUMINANCE = 0.18
+#: The diverging heatmap's Vega colour scheme; explorer.heat draws the same colours as HTML.
+DIVERGING_SCHEME: Final[Literal["blueorange"]] = "blueorange"
 
 
 def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
@@ -579,7 +581,7 @@ def heatmap(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
     the second are drawn faint, with a legend saying why — at full strength the thinnest
     cells (one answer against one) were the darkest on the chart."""
     dom = list(domain) if domain else alt.Undefined
-    scale = (alt.Scale(scheme="blueorange", domainMid=0, domain=dom) if diverging
+    scale = (alt.Scale(scheme=DIVERGING_SCHEME, domainMid=0, domain=dom) if diverging
              else alt.Scale(scheme="blues", domain=dom))
     xch = alt.X(field=x, type=_N, sort=list(x_order), title=None,
                 axis=alt.Axis(labelAngle=-30, labelLimit=0, orient="top"))

@@ -8,7 +8,7 @@ that (docs/explorer.md, "Session 34"). A table also reads better for this kind o
 the numbers are text a reader can select, and a screen reader reads it row by row. The PNG
 and SVG downloads beside it stay the Vega heatmap (``ui.heat_table``).
 
-The colours are Vega's own: :data:`BLUE_ORANGE` is the scheme ``charts.heatmap`` names,
+The colours are Vega's own: :data:`BLUE_ORANGE` holds the stops of ``charts.DIVERGING_SCHEME``,
 interpolated the way Vega does (piecewise in RGB), and the text turns white on the same dark
 cells; ``tests/explorer/test_heat.py`` checks both against a heatmap Vega drew.
 """
@@ -24,7 +24,8 @@ import pandas as pd
 
 from explorer import charts, export
 
-#: The stops of Vega's ``blueorange`` scheme (vega-scale), dark blue to dark orange.
+#: The stops of Vega's ``blueorange`` scheme (vega-scale; ``charts.DIVERGING_SCHEME``), dark
+#: blue to dark orange.
 BLUE_ORANGE: Final = ("#134b85", "#2f78b3", "#5da2cb", "#9dcae1", "#d2e5ef", "#f2f0eb",
                       "#fce0ba", "#fbbf74", "#e8932f", "#c5690d", "#994a07")
 #: Text colours on a light and on a dark cell (as the chart's cell labels).
