@@ -53,10 +53,9 @@ def _body() -> None:
         ps.set("axis", axis)
 
 
-    cols = st.columns(len(PRESETS))
-    for col, (name, axis_value) in zip(cols, PRESETS.items(), strict=True):
-        col.button(name, on_click=_preset, args=(axis_value,), key=f"{PAGE}.preset.{name}",
-                   use_container_width=True)
+    with st.container(horizontal=True):  # each button as wide as its name (see overview)
+        for name, axis_value in PRESETS.items():
+            st.button(name, on_click=_preset, args=(axis_value,), key=f"{PAGE}.preset.{name}")
     c1, c2, c3 = st.columns(3)
     c1.selectbox("Axis", filters.AXIS_OPTIONS, key=ps.key("axis"),
                  format_func=ui.label_func({**vocab.AXIS_LABELS,

@@ -97,10 +97,9 @@ filters.draw_common(ps, models)
 st.subheader("Leaderboard")
 ui.jargon("Mean Δ%", "V@10", "CI")
 st.caption("Presets")
-cols = st.columns(len(PRESETS))
-for col, name in zip(cols, PRESETS, strict=True):
-    col.button(name, on_click=_apply, args=(name,), key=f"{PAGE}.preset.{name}",
-               use_container_width=True)
+with st.container(horizontal=True):  # each button as wide as its name: none is cut short
+    for name in PRESETS:
+        st.button(name, on_click=_apply, args=(name,), key=f"{PAGE}.preset.{name}")
 
 
 def _body() -> None:

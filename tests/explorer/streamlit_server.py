@@ -142,6 +142,19 @@ def charts_truncated(page: Page, roles: str = _CHART_TEXT) -> list[str]:
     return cut
 
 
+def labels_cut_short(page: Page) -> list[str]:
+    """Every button or tab label drawn cut short with an ellipsis (its text wider than its
+    box): a preset named "Counter-offer advice (co…" tells the reader nothing."""
+    cut: list[str] = page.evaluate(
+        """() => [...document.querySelectorAll(
+              '[data-testid="stMain"] button, [data-testid="stMain"] [role="tab"]')]
+          .filter(b => b.offsetParent !== null)
+          .filter(b => [b, ...b.querySelectorAll('*')].some(e =>
+            getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1))
+          .map(b => (b.textContent || '').trim())""")
+    return cut
+
+
 def charts_drawn(page: Page) -> list[float]:
     """Heights of every drawn chart (the Vega canvas/SVG, not the empty embed box)."""
     page.locator(".vega-embed").first.wait_for(timeout=60_000)

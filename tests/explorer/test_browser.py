@@ -26,6 +26,7 @@ from tests.explorer.streamlit_server import (
     charts_drawn,
     charts_truncated,
     chromium_page,
+    labels_cut_short,
     serve_app,
     wait_run_done,
 )
@@ -179,6 +180,7 @@ def test_every_page_and_tab_in_a_real_browser(server: str, browser_page: object,
         # on a wide screen every title, panel name and label is whole (a chart drawn at its
         # own width once read its box as 0 px wide and cut them all to ~100 px)
         assert not charts_truncated(page)
+    assert not labels_cut_short(page)
     if path in PAPER_PAGES and not query:
         assert page.get_by_text(PAPER_LABEL, exact=False).count() >= 1
     page.wait_for_timeout(300)
@@ -213,6 +215,7 @@ def test_every_page_on_the_shipped_data(shipped_server: str, browser_page: objec
         heights = charts_drawn(page)
         assert heights and min(heights) > 60, heights
         assert not charts_clipped(page) and not charts_truncated(page)
+    assert not labels_cut_short(page)
     if path in PAPER_PAGES:
         assert page.get_by_text(PAPER_LABEL, exact=False).count() >= 1
     if path == "language_shift":  # the ρ heat table (explorer.heat) survives the sanitiser
@@ -256,6 +259,7 @@ def test_nothing_overflows_at_390_px(server: str, browser_page: object, path: st
         name = (path or "overview") + (query.replace("?", "-").replace("=", "-") if query else "")
         page.screenshot(path=str(SHOTS / f"narrow-{name}.png"), full_page=True)
         assert width <= 391, (width, wide)
+        assert not labels_cut_short(page)
         # a title line wider than the phone made Vega shrink the plot to nothing, and model
         # labels, x titles and legends ran past the box: on a narrow box they are limited,
         # split or stacked (the export keeps every line whole)
