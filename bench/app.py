@@ -166,9 +166,14 @@ def page_queries(models: tuple[str, ...], raw_model: str) -> dict[str, dict[str,
     }
 
 
+def pct_rank(n: int, q: float) -> int:
+    """The 1-based rank (by time) of the run that :func:`pct` reports among ``n``: with fewer
+    than 20 runs the nearest-rank p95 is the slowest run, so one slow load decides it."""
+    return min(n - 1, max(0, round(q * (n - 1)))) + 1
+
+
 def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+    return sorted(values)[pct_rank(len(values), q) - 1]
 
 
 def pct_known(values: list[float | None], q: float) -> float:
@@ -546,6 +551,7 @@ def browse_pages(page: Page, url: str, repeat: int, only: Sequence[str] = ()
             "url": page_url, "charts": charts, "warm_s": warm, "warm_wall_s": wall,
             "warm_run_start_s": boot, "warm_run_start_p50_s": pct_known(boot, .5),
             "warm_p50_s": pct(warm, .5), "warm_p95_s": pct(warm, .95),
+            "warm_over_target": sum(t > WARM_PAGE_S for t in warm),
             "warm_met": pct(warm, .95) <= WARM_PAGE_S}
         tab, tab_start = _new_tab_visits(page, page_url, charts, repeat, name)
         row.update({"tab_s": tab, "tab_p50_s": pct(tab, .5), "tab_p95_s": pct(tab, .95),
@@ -646,7 +652,8 @@ def run_browser(args: argparse.Namespace) -> int:
                 loads[name] = host.between(start, host.snapshot())
     load_after = os.getloadavg()
 
-    print("\n| data | page | charts | warm page p50 / p95 (s) | host during the warm visits: "
+    print("\n| data | page | charts | warm page p50 / p95 (s), loads over the target | "
+          "host during the warm visits: "
           "CPU steal / other processes (% of CPU), speed probe (s) | of which before the run "
           "starts, p50 (s) | in a new tab p50 / p95 (s), of which before the run starts (s) | "
           "by sidebar link p50 / p95 (s) | filter toggled | first change, "
@@ -665,7 +672,8 @@ def run_browser(args: argparse.Namespace) -> int:
                    else "— (the visits start here)")
             hd = row["host_during_warm"]
             print(f"| {name} | {page_name} | {row['charts']} | {row['warm_p50_s']:.2f} / "
-                  f"{row['warm_p95_s']:.2f}{mark} | {hd['steal_pct']:.1f} / "
+                  f"{row['warm_p95_s']:.2f}{mark}, {row['warm_over_target']} of "
+                  f"{len(row['warm_s'])} | {hd['steal_pct']:.1f} / "
                   f"{hd['others_pct']:.1f}, {hd['speed_probe_s']:.3f} | "
                   f"{row['warm_run_start_p50_s']:.2f} | {row['tab_p50_s']:.2f} / "
                   f"{row['tab_p95_s']:.2f}, {row['tab_run_start_p50_s']:.2f} | {nav} | "
@@ -675,7 +683,10 @@ def run_browser(args: argparse.Namespace) -> int:
     changes = [r["filter"]["change_p95_s"] for r in rows if "filter" in r]
     worst_change = max(changes) if changes else 0.0
     warm_ok, change_ok = worst_warm <= WARM_PAGE_S, worst_change <= FILTER_CHANGE_S
-    print(f"\nTargets (p95 of {args.repeat} runs each, ✗ = missed): warm page ≤ {WARM_PAGE_S} s "
+    rank = pct_rank(args.repeat, .95)
+    print(f"\nTargets (p95 of {args.repeat} runs each: run {rank} of {args.repeat} by time"
+          f"{', the slowest' if rank == args.repeat else ''}; ✗ = missed): warm page ≤ "
+          f"{WARM_PAGE_S} s "
           f"→ worst {worst_warm:.2f} s ({'met' if warm_ok else 'NOT met'}); filter change ≤ "
           f"{FILTER_CHANGE_S} s → worst {worst_change:.2f} s "
           f"({'met' if change_ok else 'NOT met'}). Load average before {load_before}, after "
