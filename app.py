@@ -15,6 +15,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from explorer import heap
 from explorer.ui import routed
 
 # An image, not the text "₹": Streamlit takes a string that is not an emoji for an image URL,
@@ -99,3 +100,4 @@ with st.sidebar:
                "Gaps describe model behaviour, not the worth of any group.")
 with routed():
     page.run()
+heap.settle(page.url_path)  # after the page's first run: see explorer.heap
