@@ -23,7 +23,8 @@ def settle(page: str) -> bool:
 
     Once per page, because each page imports its own libraries; freezing only then keeps what
     can never be collected bounded (a cycle that is alive at a freeze and dies later stays in
-    memory). Returns whether this call froze."""
+    memory). The price is one full collection (0.1–0.2 s) in each page's first run after a
+    start, which is slow anyway. Returns whether this call froze."""
     with _lock:  # script runs of different sessions run in different threads
         if page in _settled:
             return False

@@ -1,4 +1,4 @@
-"""bench/app.py: which run a nearest-rank percentile reports, and the loads over the target."""
+"""bench/app.py: which run a nearest-rank percentile reports."""
 
 from __future__ import annotations
 
