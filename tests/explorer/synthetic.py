@@ -167,10 +167,14 @@ def metric_tables(models: list[str]) -> dict[str, pd.DataFrame]:
                         "n_slices": 10 if lang == "all" and task == "all" else 1,
                         "n_rows": 900, "flag": _markup_flag(task), **prov})
             for task in TASKS_ALL:
+                # a complete run: every standard prompt of the task (half in each language)
+                n_rows = (vocab.STANDARD_PROMPTS if task == "all" else vocab.TASK_PROMPTS[task])
+                n_rows //= 1 if lang == "all" else 2
+                health = round(99.0 - i * 0.7, 2)
                 t["parse_health"].append({
-                    "model": model, "language": lang, "task": task, "n_rows": 4698,
-                    "parse_health": round(99.0 - i * 0.7, 2), "refusal_rate": 0.1 * i,
-                    "strict_rate": 95.0 - i, "n_parsed": 4600, "n_refusals": i, **prov})
+                    "model": model, "language": lang, "task": task, "n_rows": n_rows,
+                    "parse_health": health, "refusal_rate": 0.1 * i, "strict_rate": 95.0 - i,
+                    "n_parsed": round(n_rows * health / 100), "n_refusals": i, **prov})
     frames = {k: pd.DataFrame(v) for k, v in t.items()}
     lb = frames["delta"][(frames["delta"]["task"] == "all") & (frames["delta"]["axis"] == "all")]
     axis_means = (frames["delta"][(frames["delta"]["task"] == "all")
