@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from altair.utils.schemapi import UndefinedType
 
-from explorer import export, vocab
+from explorer import export, numbers, vocab
 
 alt.utils.schemapi.disable_debug_mode()
 
@@ -338,8 +338,8 @@ def _clip_columns(frame: pd.DataFrame, cols: Sequence[str], limits: tuple[float,
         if c in out.columns:
             out[f"_c_{c}"] = pd.to_numeric(out[c], errors="coerce").clip(lo_lim, hi_lim)
     v = pd.to_numeric(out[value], errors="coerce")
-    out["_clip"] = [f"▶ {x:,.0f}" if x > hi_lim else f"◀ {x:,.0f}" if x < lo_lim else None
-                    for x in v.fillna(0.0)]
+    out["_clip"] = [f"▶ {numbers.num(x, 0)}" if x > hi_lim else
+                    f"◀ {numbers.num(x, 0)}" if x < lo_lim else None for x in v.fillna(0.0)]
     out["_clip_x"] = [hi_lim if x > hi_lim else lo_lim if x < lo_lim else None
                       for x in v.fillna(0.0)]
     out["_clip_low"] = v.fillna(0.0) < lo_lim

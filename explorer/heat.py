@@ -22,7 +22,7 @@ from typing import Final
 
 import pandas as pd
 
-from explorer import charts, export
+from explorer import charts, export, numbers
 
 #: The stops of Vega's ``blueorange`` scheme (vega-scale; ``charts.DIVERGING_SCHEME``), dark
 #: blue to dark orange.
@@ -75,16 +75,6 @@ def text_color(fill: str) -> str:
     return ON_DARK if luminance(fill) < charts.HEATMAP_DARK_LUMINANCE else INK
 
 
-def _fmt(v: object) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "—"
-    if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) >= 1):
-        return f"{int(v):,}"
-    if isinstance(v, float):
-        return f"{v:.3f}"
-    return str(v)
-
-
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
@@ -111,12 +101,12 @@ def html_table(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
                 continue
             v = float(r[value])
             fill = diverging_color(v, domain)
-            tip = " · ".join([f"{row} — {col}", f"{value} {_fmt(v)}",
-                              *(f"{t} {_fmt(r[t])}" for t in tips if t in r.index)])
+            tip = " · ".join([f"{row} — {col}", f"{value} {numbers.cell(v)}",
+                              *(f"{t} {numbers.cell(r[t])}" for t in tips if t in r.index)])
             tds.append(f'<td style="background:{fill};color:{text_color(fill)}" '
                        f'title="{_e(tip)}">{_e(r[text])}</td>')
         rows.append(f'<tr><th scope="row">{_e(row)}</th>{"".join(tds)}</tr>')
-    lo, hi = (f"{end:+g}".replace("-", "−") for end in domain)
+    lo, hi = (numbers.signed(end, 0 if float(end).is_integer() else 2) for end in domain)
     ramp = ", ".join(BLUE_ORANGE)
     lines = "".join(f'<div class="rb-heat-sub">{_e(line)}</div>' for line in prov.lines())
     return (f'<div class="rb-heat" role="figure" aria-label="{_e(alt_text)}">'

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import SupportsFloat, TypeGuard
 
 import pandas as pd
 
 from explorer import vocab
+from explorer.numbers import MISSING, finite, natural, num
 from rupeebias_core.placebo import floor_too_thin
 
 LANG_WORDS = {"all": "English and Hinglish", "en": "English", "hinglish": "Hinglish"}
@@ -24,22 +24,8 @@ TASK_WORDS = {
     "service_pricing_client": "client-budget"}
 
 
-def _ok(value: object) -> TypeGuard[SupportsFloat]:
-    """A finite number (not None, NaN, pd.NA or text)."""
-    if not isinstance(value, SupportsFloat):
-        return False
-    try:
-        return math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def num(value: object, digits: int = 1) -> str:
-    return f"{float(value):,.{digits}f}".replace("-", "−") if _ok(value) else "—"
-
-
 def ci(lo: object, hi: object, digits: int = 1) -> str:
-    if _ok(lo) and _ok(hi):
+    if finite(lo) and finite(hi):
         sep = " to " if min(float(lo), float(hi)) < 0 else "–"
         return f"95 % CI {num(lo, digits)}{sep}{num(hi, digits)}"
     return "no interval reported"
@@ -60,7 +46,7 @@ def gap(label: str, value: object, lo: object, hi: object, *, lang: str, task: s
     """The sentence for one model's Mean Δ%; a computed model's interval under the authors'
     method is their pair bootstrap, and the sentence says it is too narrow."""
     who, kind = scope_words(lang, task, axis)
-    if not _ok(value):
+    if not finite(value):
         return (f"There is no number for {label} in this view ({kind} answers, "
                 f"{vocab.AXIS_LABELS.get(axis, axis)}).")
     if published:
@@ -101,18 +87,18 @@ def decomposition(label: str, row: pd.Series | None, *, lang: str, task: str, ax
         return (f"Under the authors' method {label}'s counter-offer 'gaps' are differences of "
                 "markups, not distances between answers; choose the corrected method.")
     md = row.get("mean_delta")
-    if not _ok(md):
+    if not finite(md):
         return f"There is no decomposition for {label} in this cell."
     text = (f"When only {who} changes, {label}'s {kind} answers differ by {num(md)} % "
             f"({ci(row.get('mean_delta_lo'), row.get('mean_delta_hi'))}, computed here, "
             "profile-cluster interval)." if lead else "")
     share = row.get("systematic_share")
-    if _ok(share) and float(share) > 1:
+    if finite(share) and float(share) > 1:
         # the identity effects alone imply a larger gap than observed: no share to give
         text += (f" The consistent identity effects alone would imply a gap of "
                  f"{num(row.get('systematic_delta'))} %, more than the observed one, so this "
                  "gap cannot be split into a consistent part and jitter here.")
-    elif _ok(share) and _ok(row.get("p_value")) and float(row["p_value"]) >= 0.05:
+    elif finite(share) and finite(row.get("p_value")) and float(row["p_value"]) >= 0.05:
         text += (" Taken together, the identities show no consistent effect at the 5 % level "
                  f"(permutation test over all of them, p = {float(row['p_value']):.2f}), so the "
                  f"estimate that {num(100 * float(share), 0)} % of the gap is systematic "
@@ -122,28 +108,28 @@ def decomposition(label: str, row: pd.Series | None, *, lang: str, task: str, ax
                        f"{flagged} identities stand out on their own tests")
             text += (f" {who_out} above; a single identity's effect can be clear while the "
                      "effects of all of them together are not.")
-    elif _ok(share):
+    elif finite(share):
         text += (f" About {num(100 * float(share), 0)} % of that "
                  f"({ci(100 * float(row.get('systematic_share_lo', math.nan)), 100 * float(row.get('systematic_share_hi', math.nan)), 0)})"  # noqa: E501
                  " is a consistent identity effect; the rest is answer-to-answer jitter.")
     pl, ex = row.get("placebo_delta"), row.get("excess_delta")
     n_pl, cover = row.get("n_placebo_pairs"), row.get("placebo_coverage")
-    if _ok(pl) and _ok(ex) and floor_too_thin(n_pl if _ok(n_pl) else None,
-                                              cover if _ok(cover) else None):
+    if finite(pl) and finite(ex) and floor_too_thin(n_pl if finite(n_pl) else None,
+                                                    cover if finite(cover) else None):
         text += (f" The placebo floor here rests on {int(float(n_pl or 0)):,} placebo pairs"
                  + (f" covering {100 * float(cover):.0f} % of the identity pairs"
-                    if _ok(cover) else "")
+                    if finite(cover) else "")
                  + ": too little to say whether identity moves answers more than an "
                    "irrelevant edit.")
-    elif _ok(pl) and _ok(ex):
+    elif finite(pl) and finite(ex):
         interval = ci(row.get("excess_delta_lo"), row.get("excess_delta_hi"))
         lo = row.get("excess_delta_lo")
         text += (f" Swapping identity-free statements moves answers by {num(pl)} % "
-                 f"({int(float(n_pl)):,} placebo pairs), so " if _ok(n_pl) else
+                 f"({int(float(n_pl)):,} placebo pairs), so " if finite(n_pl) else
                  f" Swapping identity-free statements moves answers by {num(pl)} %, so ")
         if float(ex) >= 0:
             text += f"identity adds {num(ex)} points ({interval})"
-            text += ("." if _ok(lo) and float(lo) > 0 else
+            text += ("." if finite(lo) and float(lo) > 0 else
                      "; the interval includes zero, so this gap may be no bigger than an "
                      "irrelevant edit's.")
         else:
@@ -188,10 +174,10 @@ def effects(label: str, frame: pd.DataFrame, *, lang: str, task: str, axis: str)
     flagged = (tested[tested["significant"].fillna(False).astype(bool)]
                if "significant" in tested else tested.iloc[0:0])
     money = ""
-    if _ok(low.get("effect_natural")) and str(low.get("unit") or ""):
+    if finite(low.get("effect_natural")) and str(low.get("unit") or ""):
         money = (f"; at a typical answer, that is "
                  f"{natural(low.get('effect_natural'), str(low.get('unit')))}")
-    excludes = _ok(low.get("effect_pct_hi")) and float(low["effect_pct_hi"]) < 0
+    excludes = finite(low.get("effect_pct_hi")) and float(low["effect_pct_hi"]) < 0
     if len(flagged):
         names = ", ".join(str(v) for v in flagged["identifier_value"].head(4))
         verdict = (f"{len(flagged)} of {len(tested)} identities "
@@ -210,36 +196,6 @@ def effects(label: str, frame: pd.DataFrame, *, lang: str, task: str, axis: str)
             f"({ci(low.get('effect_pct_lo'), low.get('effect_pct_hi'))} %){money}; "
             f"{high['identifier_value']} gets the most ({num(high['effect_pct'], 1)} %). "
             f"{verdict[0].upper()}{verdict[1:]}.{lone}")
-
-
-def natural(value: object, unit: str) -> str:
-    """An effect in the task's unit: ₹ for rupee amounts (Indian grouping), else the unit."""
-    if not _ok(value):
-        return "—"
-    v = float(value)
-    sign = "−" if v < 0 else "+"
-    if unit == "LPA":  # lakh per annum: 1 LPA = ₹1,00,000 a year
-        return f"{sign}₹{inr(abs(v) * 100000)} a year"
-    if unit.startswith("INR"):
-        per = {"INR/year": " a year", "INR": ""}.get(unit, unit.removeprefix("INR"))
-        return f"{sign}₹{inr(abs(v))}{per}"
-    return f"{sign}{abs(v):,.2f} {unit}"
-
-
-def inr(value: float) -> str:
-    """12,34,567 (lakh grouping) for a non-negative rupee amount."""
-    n = int(round(value))
-    s = str(n)
-    if len(s) <= 3:
-        return s
-    head, tail = s[:-3], s[-3:]
-    groups: list[str] = []
-    while len(head) > 2:
-        groups.insert(0, head[-2:])
-        head = head[:-2]
-    if head:
-        groups.insert(0, head)
-    return ",".join(groups) + "," + tail
 
 
 def _scope(lang: str, task: str) -> str:
@@ -310,7 +266,7 @@ def deviation(label: str, frame: pd.DataFrame, *, lang: str, task: str) -> str:
     side = "above" if v >= 0 else "below"
     n_axis = int((ok["Axis"] == far["Axis"]).sum())
     n = far.get("n rows")
-    behind = f", from {int(float(n)):,} answers" if _ok(n) else ""
+    behind = f", from {int(float(n)):,} answers" if finite(n) else ""
     scope = _scope("all" if lang == "all" else lang, task)
     return (f"In {label}'s {scope}, {far['Identifier']} sits furthest from its axis average: "
             f"{num(abs(v))} % {side} the average of the {n_axis} "
@@ -381,8 +337,8 @@ def above(gap_pct: object) -> str:
     """How much higher the larger of two averages is than the smaller, in words, from their
     relative gap (difference ÷ their average, as CPG and MOG): a gap of 54 % means the larger
     is 1.74 times the smaller, "74 % above" — not "54 % more"."""
-    if not _ok(gap_pct):
-        return "—"
+    if not finite(gap_pct):
+        return MISSING
     g = abs(float(gap_pct))
     if g >= 200:  # one average is zero or of the other sign: no ratio
         return "far above"
@@ -417,13 +373,13 @@ def canonical(frame: pd.DataFrame) -> str:
     first, _, second = str(top["Pair"]).partition(" vs ")
     more, less = (first, second) if v >= 0 else (second, first)
     lo, hi = top.get("CI low"), top.get("CI high")
-    if _ok(lo) and _ok(hi):
+    if finite(lo) and finite(hi):
         verdict = ("the interval excludes zero" if float(lo) > 0 or float(hi) < 0 else
                    "the interval includes zero, so it may be noise")
     else:
         verdict = "there is no interval, so it may be noise"
     n = top.get("n matched slots")
-    basis = f"{int(float(n)):,} matched prompts, " if _ok(n) else ""
+    basis = f"{int(float(n)):,} matched prompts, " if finite(n) else ""
     return (f"The largest canonical gap here is {top['Model'].rsplit(vocab.LANE_SEP, 1)[0]}'s "
             f"{top['Use case'].lower()} answers: {more}'s average answer is {above(v)} "
             f"{less}'s (a gap of {num(v)} % of their average, {ci(lo, hi)}, {basis}"
@@ -459,7 +415,7 @@ def _above_its_interval(top: pd.Series) -> str:
     resampled, every identity's average moves and the largest gap is picked again, so the
     replicates run above the gap when the averages' noise is about as large as the gap."""
     lo = top.get("CI low")
-    if not (_ok(lo) and float(lo) > float(top["Gap %"])):
+    if not (finite(lo) and float(lo) > float(top["Gap %"])):
         return ""
     return (" Its interval lies wholly above the gap itself, which happens when the noise in "
             "each identity's average is about as large as the gap: it cannot confirm the gap.")
@@ -469,11 +425,11 @@ def slot(label: str, summary: Mapping[str, object], *, lang: str, task: str, axi
          n_identities: int) -> str:
     """The pair browser's sentence: one slot's mean gap, its interval and what a slot is."""
     scope = _scope(lang, task)
-    if not _ok(summary.get("mean")):
+    if not finite(summary.get("mean")):
         return (f"{label}'s {scope} in this slot leave fewer than two readable answers, so no "
                 "gap can be computed; another profile or wording may have them.")
     n = summary.get("n")
-    pairs = f"{int(float(n)):,} pairs" if _ok(n) else "its pairs"
+    pairs = f"{int(float(n)):,} pairs" if finite(n) else "its pairs"
     return (f"In this one slot, {label}'s {scope} for any two of the {n_identities} "
             f"{vocab.AXIS_LABELS.get(axis, axis)} identities differ by {num(summary['mean'])} % "
             f"on average ({ci(summary.get('lo'), summary.get('hi'))}, "

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from explorer import vocab
+from explorer import numbers, vocab
 from rupeebias_core.pair_semantics import VIOLATION_TAU, Method, slot_pairs
 
 GROUP_LABELS = vocab.GROUP_LABELS
@@ -60,10 +60,6 @@ def _join_sources(values: Iterable[object]) -> str:
     return "; ".join(kept)
 
 
-def _fmt_int(n: float) -> str:
-    return f"{int(n):,}"
-
-
 def coverage_text(kind: str, n_pairs: float | None, expected: int, has_value: bool) -> str:
     """Say how much of the benchmark a number rests on, or why there is no number."""
     if not has_value:
@@ -73,7 +69,7 @@ def coverage_text(kind: str, n_pairs: float | None, expected: int, has_value: bo
     if n_pairs is None or (isinstance(n_pairs, float) and math.isnan(n_pairs)):
         return "paper does not report n" if kind == "published" else "n not recorded"
     share = 100.0 * float(n_pairs) / expected if expected else float("nan")
-    return f"{share:.1f}% of pairs ({_fmt_int(n_pairs)} of {_fmt_int(expected)})"
+    return f"{share:.1f}% of pairs ({numbers.count(n_pairs)} of {numbers.count(expected)})"
 
 
 def leaderboard(cells: pd.DataFrame, universe: pd.DataFrame, task: str, axis: str,

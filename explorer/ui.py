@@ -25,12 +25,11 @@ from streamlit.elements.lib.column_types import ColumnConfig
 
 from explorer import charts, data, export, heat, sentences, tables, vocab
 from explorer.data import DataUnavailable
+from explorer.numbers import MISSING
 from explorer.state import PageState
 from rupeebias_core import registry
 
 PARQUET_MIN_ROWS = 1000
-#: How a missing value reads in every table (never "None" or "nan").
-MISSING = "—"
 #: The badge colours Streamlit offers that the source badges use.
 BadgeColor = Literal["blue", "orange"]
 SOURCE_BADGE: Mapping[str, tuple[str, BadgeColor]] = {
@@ -228,29 +227,6 @@ def source_legend(kinds: Sequence[str] | None = None) -> None:
         for kind in kinds or vocab.SOURCE_KINDS:
             label, color = SOURCE_BADGE[kind]
             st.badge(label, color=color, help=column_help("source"))
-
-
-def fmt_num(value: float | None, digits: int = 1) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
-        return "—"
-    return f"{value:,.{digits}f}"
-
-
-def fmt_signed(value: float | None, digits: int = 1, unit: str = "%") -> str:
-    """``+1.2%`` / ``−3.4%``; ``—`` for a missing value (never ``+nan%``)."""
-    if value is None or pd.isna(value) or not math.isfinite(float(value)):
-        return "—"
-    text = f"{float(value):+,.{digits}f}".replace("-", "−")
-    return f"{text}{unit}"
-
-
-def fmt_ci(value: float | None, lo: float | None, hi: float | None, digits: int = 1) -> str:
-    """``12.3 [11.9, 12.7]``; ``12.3 [CI not reported]`` when only the point exists."""
-    if value is None or pd.isna(value):
-        return "—"
-    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
-        return f"{fmt_num(value, digits)} [CI not reported]"
-    return f"{fmt_num(value, digits)} [{fmt_num(lo, digits)}, {fmt_num(hi, digits)}]"
 
 
 def _slug(text: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer import charts, data, filters, sentences, tables, ui, vocab
+from explorer import charts, data, filters, numbers, sentences, tables, ui, vocab
 from explorer.state import PageState, Param
 
 PAGE = "axes"
@@ -192,7 +192,7 @@ def _body() -> None:
                         "Axis": sub["axis"], "Mean Δ%": sub["mean_delta"],
                         "CI low": sub["mean_delta_lo"], "CI high": sub["mean_delta_hi"],
                         "n pairs": sub["n_pairs"], "Source": sub["source"]})
-                    frame["Label"] = [ui.fmt_ci(v, lo, hi) for v, lo, hi in
+                    frame["Label"] = [numbers.with_ci(v, lo, hi) for v, lo, hi in
                                       zip(frame["Mean Δ%"], frame["CI low"], frame["CI high"],
                                           strict=True)]
                     ui.explain("Darker = larger gap. Each cell reads Mean Δ% [95% CI].")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer import charts, data, filters, sentences, tables, ui, vocab
+from explorer import charts, data, filters, numbers, sentences, tables, ui, vocab
 from explorer.state import PageState, Param
 
 PAGE = "identifiers"
@@ -233,9 +233,9 @@ def _body() -> None:
                     "n first": cpg.get("n_privileged"), "n second": cpg.get("n_marginalised"),
                     "Source": cpg["source"], "Model ID": cpg["model"]})
                 frame["Row"] = frame["Use case"] + " · " + frame["Pair"]
-                frame["Label"] = [f"{ui.fmt_signed(v)}{'★' if s else ''}"
+                frame["Label"] = [f"{numbers.signed(v, unit='%')}{'★' if s else ''}"
                                   + (f" / {c:.0f}%" if not pd.isna(c) else "")
-                                  if not pd.isna(v) else "—"
+                                  if not pd.isna(v) else numbers.MISSING
                                   for v, s, c in zip(frame["CPG %"], frame["CI excludes 0"],
                                                      frame["Sign consistency %"], strict=True)]
                 rows = [f"{vocab.TASK_LABELS[t]} · {p} vs {m}" for t in tasks for a in axes

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from explorer import charts, data, filters, sentences, tables, ui, vocab
+from explorer import charts, data, filters, numbers, sentences, tables, ui, vocab
 from explorer.state import PageState, Param
 
 PAGE = "language"
@@ -154,15 +154,15 @@ def _body() -> None:
                 if pd.notna(std_v):
                     ui.sentence(
                         f"Asked in Hinglish instead of English, on answers usable in both, "
-                        f"{row['Model']}'s gap changes by {sentences.num(std_v)} points "
+                        f"{row['Model']}'s gap changes by {numbers.num(std_v)} points "
                         f"({std_ci}, "
                         "computed here); the pooled figure "
-                        f"({sentences.num(row['Hinglish − English'])}) mixes in the two "
+                        f"({numbers.num(row['Hinglish − English'])}) mixes in the two "
                         "languages' different use-case mixes, so quote the like-for-like one.")
                 elif pd.notna(row["Hinglish − English"]):
                     ui.sentence(
                         f"Asked in Hinglish instead of English, {row['Model']}'s gap changes by "
-                        f"{sentences.num(row['Hinglish − English'])} points "
+                        f"{numbers.num(row['Hinglish − English'])} points "
                         f"({sentences.ci(row['CI low'], row['CI high'])}, computed here, "
                         "pooled over use cases: the languages' different use-case mixes are "
                         "part of it).")
@@ -213,7 +213,8 @@ def _body() -> None:
                 "Axis": shift["axis"].map(vocab.AXIS_LABELS), "Spearman ρ": shift["rho"],
                 "p-value": shift.get("rho_p"), "n identifiers": shift.get("n_identifiers"),
                 "Model ID": shift["model"]})
-            hm["Label"] = [f"{r:+.2f}{_mark(p)}" if not pd.isna(r) else "—"
+            hm["Label"] = [f"{numbers.signed(r, 2)}{_mark(p)}" if not pd.isna(r)
+                           else numbers.MISSING
                            for r, p in zip(hm["Spearman ρ"], hm["p-value"], strict=True)]
             order = list(dict.fromkeys(hm.sort_values("Model ID", key=lambda s: s.map(
                 data.model_order_key))["Model"]))

@@ -9,7 +9,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from explorer import charts, data, filters, sentences, tables, ui, vocab
+from explorer import charts, data, filters, numbers, sentences, tables, ui, vocab
 from explorer.state import PageState, Param
 from rupeebias_core import benchmark as bm
 
@@ -205,9 +205,9 @@ with ui.guard("This slot"):
         ui.sentence(sentences.slot(labels.get(model, model), summary, lang=lang, task=task,
                                    axis=axis, n_identities=len(slot)))
         m1, m2, m3 = st.columns(3)
-        m1.metric("Mean Δ% in this slot", ui.fmt_num(summary["mean"], 2),
+        m1.metric("Mean Δ% in this slot", numbers.num(summary["mean"], 2),
                   help=ui.HELP["Mean Δ%"])
-        m2.metric("95% CI", f"[{ui.fmt_num(summary['lo'], 2)}, {ui.fmt_num(summary['hi'], 2)}]",
+        m2.metric("95% CI", f"[{numbers.num(summary['lo'], 2)}, {numbers.num(summary['hi'], 2)}]",
                   help="Percentile bootstrap that resamples this slot's answers (2,000 "
                        "resamples). Every answer is in several pairs, so the pairs are not "
                        "independent; resampling pairs, as the paper does, would give a "
@@ -216,7 +216,7 @@ with ui.guard("This slot"):
         m3.metric("Pairs", f"{summary['n']:,}", help=f"{summary['n_missing']} more pairs have "
                   "a missing value and form no pair in the metrics.")
         ui.explain(f"Δ% = |a − b| ÷ ((a + b)/2) × 100 for two answers a and b. "
-                   f"{ui.fmt_num(summary['v10'], 1)}% of this slot's pairs differ by more than "
+                   f"{numbers.num(summary['v10'], 1)}% of this slot's pairs differ by more than "
                    "10% (V@10). Each Δ% is a single pair of answers, so it has no CI of its "
                    "own; the slot mean above has one.")
         sort = str(ps.value("sort"))

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from explorer import live, ui, vocab
+from explorer import live, numbers, ui, vocab
 from explorer.state import PageState, Param, clean
 from explorer.state import parse as parse_param
 from rupeebias_core import benchmark as bm
@@ -125,23 +125,12 @@ def _default_compare(model: str, candidates: Collection[str]) -> str:
 
 
 def _fmt_diff(value: float | None, unit: str) -> str:
-    if value is None or pd.isna(value):
-        return "—"
-    return f"{value:+,.0f} ₹" if unit == "₹" else f"{value:+.2f} pp"
+    return numbers.signed(value, 0, " ₹") if unit == "₹" else numbers.signed(value, 2, " pp")
 
 
 def _fmt_ci_diff(lo: float | None, hi: float | None, unit: str) -> str:
-    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
-        return "—"
-    if unit == "₹":
-        return f"[{lo:+,.0f}, {hi:+,.0f}] ₹"
-    return f"[{lo:+.2f}, {hi:+.2f}] pp"
-
-
-def _fmt_ci(lo: float | None, hi: float | None) -> str:
-    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
-        return "—"
-    return f"[{lo:.2f}, {hi:.2f}]"
+    ci = numbers.interval(lo, hi, 0 if unit == "₹" else 2, sign=True)
+    return ci if ci == numbers.MISSING else f"{ci} {'₹' if unit == '₹' else 'pp'}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -482,7 +471,7 @@ def _shipped_answers() -> None:
         "stored answer": rows["response"] if "response" in rows else None,
         "parsed value": rows["value"] if "value" in rows else None,
         "status": rows["status"] if "status" in rows else None,
-    }), hide_index=True, key=f"{PAGE}.shipped", placeholder=ui.MISSING)
+    }), hide_index=True, key=f"{PAGE}.shipped", placeholder=numbers.MISSING)
 
 
 if endpoint is not None and endpoint.kind == "local" and not local_status.available:
@@ -639,8 +628,8 @@ if result is not None:
     m1, m2, m3 = st.columns(3)
     m1.metric("Answers parsed", f"{s['n_parsed']} / {s['n_requests']}",
               help="Answers from which a number could be read (strict format or recovered).")
-    m2.metric("Mean Δ% of this run", "—" if s["mean_delta"] is None
-              else f"{s['mean_delta']:.2f} %",
+    m2.metric("Mean Δ% of this run", numbers.MISSING if s["mean_delta"] is None
+              else f"{numbers.num(s['mean_delta'], 2)} %",
               help="Mean of every per-repeat pair Δ% of this run.")
     m3.metric("Pairs with Δ% > 10", f"{s['pairs_over_10']} / {s['n_pairs']}")
     ui.explain("One profile and one wording: this run shows how the model's numbers arise, "
@@ -653,9 +642,9 @@ if result is not None:
     pairs = result.pairs
     if len(pairs) == 1:
         p = pairs.iloc[0]
-        ci = _fmt_ci(p["delta_lo"], p["delta_hi"])
+        ci = numbers.interval(p["delta_lo"], p["delta_hi"], 2)
         st.metric(f"Δ% · {p['identifier_a']} vs {p['identifier_b']}",
-                  "—" if pd.isna(p["delta"]) else f"{p['delta']:.2f} %")
+                  numbers.MISSING if pd.isna(p["delta"]) else f"{numbers.num(p['delta'], 2)} %")
         if p["n_repeats"] >= 2:
             st.caption(f"95 % CI {ci}: Student-t over {int(p['n_repeats'])} per-repeat Δ% values.")
     if len(pairs) <= 2 and len(pairs):
@@ -677,8 +666,8 @@ if result is not None:
         **({"language": pairs["language"].map(bm.LANGUAGE_LABELS)}
            if len(rs.languages) > 1 else {}),
         "Δ%": pairs["delta"],
-        "95% CI": [_fmt_ci(lo, hi) for lo, hi in zip(pairs["delta_lo"], pairs["delta_hi"],
-                                                      strict=True)],
+        "95% CI": [numbers.interval(lo, hi, 2)
+                   for lo, hi in zip(pairs["delta_lo"], pairs["delta_hi"], strict=True)],
         f"B − A ({diff_unit})": pairs["diff"],
         f"B − A 95% CI ({diff_unit})": [
             _fmt_ci_diff(lo, hi, diff_unit)
@@ -689,7 +678,7 @@ if result is not None:
                  column_config={"Δ%": st.column_config.NumberColumn(format="%.2f"),
                                 f"A ({unit})": st.column_config.NumberColumn(format="%.2f"),
                                 f"B ({unit})": st.column_config.NumberColumn(format="%.2f")},
-                 placeholder=ui.MISSING)
+                 placeholder=numbers.MISSING)
     if rs.repeats == 1:
         st.caption("One answer per prompt: no interval. Set repeats ≥ 2 for a CI over repeats.")
     elif s["identical_repeats"]:
@@ -724,7 +713,7 @@ if result is not None:
         column_config={"parsed value": st.column_config.NumberColumn(format="%.2f"),
                        "metric": st.column_config.NumberColumn(
                            format="%.2f", help="The number Δ% uses: the parsed amount.")},
-        placeholder=ui.MISSING)
+        placeholder=numbers.MISSING)
 
     # ---- precomputed comparison
     cmp_model = "" if own_run else str(st.session_state.get(_k("cmp")) or "")
@@ -755,7 +744,7 @@ if result is not None:
                         "precomputed Δ%": comp["precomputed_delta"],
                         "stored answer A": comp["precomputed_response_a"],
                         "stored answer B": comp["precomputed_response_b"],
-                    }), hide_index=True, key=f"{PAGE}.compare", placeholder=ui.MISSING)
+                    }), hide_index=True, key=f"{PAGE}.compare", placeholder=numbers.MISSING)
                     if "system_prompt" in slot and len(slot):
                         stored = slot["system_prompt"].dropna()
                         if len(stored) and stored.iloc[0] != result.prompts[0].system:

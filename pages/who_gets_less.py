@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer import charts, data, filters, sentences, ui, vocab
+from explorer import charts, data, filters, numbers, sentences, ui, vocab
 from explorer.state import PageState, Param
 
 PAGE = "who"
@@ -123,9 +123,9 @@ with ui.guard("Signed identity effects"):
             "Identifier": eff["identifier_value"],
             "Effect %": eff["effect_pct"], "CI low": eff.get("effect_pct_lo"),
             "CI high": eff.get("effect_pct_hi"),
-            amount: [sentences.natural(v, unit) for v in eff.get(
+            amount: [numbers.natural(v, unit) for v in eff.get(
                 "effect_natural", pd.Series(float("nan"), index=eff.index))],
-            amount_ci: [f"{sentences.natural(a, unit)} to {sentences.natural(b, unit)}"
+            amount_ci: [f"{numbers.natural(a, unit)} to {numbers.natural(b, unit)}"
                          if pd.notna(a) and pd.notna(b) else "—"
                          for a, b in zip(eff.get("effect_natural_lo", eff["effect_pct"] * float(
                              "nan")), eff.get("effect_natural_hi", eff["effect_pct"] * float(
@@ -170,7 +170,7 @@ with ui.guard("Signed identity effects"):
                       "markup." if "markup" in unit else ""))
         if no_amount:
             ui.explain(f"**No amount in {unit} here:** the block's typical answer "
-                       f"({ui.fmt_num(float(typical.dropna().iloc[0]), 0)} {unit}) is not a "
+                       f"({numbers.num(float(typical.dropna().iloc[0]), 0)} {unit}) is not a "
                        "plausible answer for this use case, so the effect is given in % only."
                        + (" Under the authors' method a reply of “### 15000 INR” is read as "
                           "15,000 lakh a year (their rule keeps amounts below ₹1 lakh as LPA)."

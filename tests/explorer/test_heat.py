@@ -73,7 +73,7 @@ def test_the_table_escapes_names_marks_gaps_and_carries_title_source_and_date() 
                      out)
     assert cell and cell.group(1) == heat.diverging_color(-0.95, (-1.0, 1.0))
     assert cell.group(2) == heat.ON_DARK and cell.group(4) == "-0.95‡"
-    assert "ρ -0.950" in cell.group(3) and "p-value 0.004" in cell.group(3)
+    assert "ρ −0.950" in cell.group(3) and "p-value 0.004" in cell.group(3)
     # no value, no colour: a missing ρ and a column the frame lacks read "—"
     assert out.count('<td class="rb-heat-none">—</td>') == 3
     for line in ("Do they agree?", "Every axis · Corrected method",

@@ -77,9 +77,9 @@ def test_own_question_end_to_end_against_the_fake_server(
     metrics = metric_values(at)
     # Δ% per repeat: 10.53 and 6.67 -> mean 8.60; B − A: −60,000 and −40,000 -> −50,000 ₹.
     assert metrics["Δ% · Male vs Female"] == "8.60 %"
-    assert metrics["B − A · Female − Male"] == "-50,000 ₹"
+    assert metrics["B − A · Female − Male"] == "−50,000 ₹"
     captions = " ".join(c.value for c in at.caption)
-    assert "[-177,062, +77,062] ₹" in captions  # t(1 df) interval over the 2 differences
+    assert "[−177,062, +77,062] ₹" in captions  # t(1 df) interval over the 2 differences
     pairs = frame_with(at, "B − A (₹)")
     assert pairs["B − A (₹)"].tolist() == [-50000.0]
 
