@@ -80,7 +80,7 @@ def test_own_question_in_a_real_browser(app_with_fake_model: tuple[str, FakeChat
                 raise AssertionError(page.locator("body").inner_text()[-3000:]) from None
             body = page.locator("body").inner_text()
             shown = body[body.find("Answers parsed") - 200:][:3000]
-            assert "10.53 %" in body and "-60,000 ₹" in body, shown
+            assert "10.53 %" in body and "−60,000 ₹" in body, shown
             assert not page.locator('[data-testid="stException"]').count()
         finally:
             context.close()
