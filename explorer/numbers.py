@@ -3,8 +3,9 @@ label and tooltip.
 
 Why one home: the same value was written by five formatters (sentences, ui, the heat table,
 the coverage text, Try a prompt). Some wrote a negative number with a hyphen ("-3.4"), others
-with a true minus ("−3.4"); some wrote a missing value as "nan". A number a journalist copies
-from a sentence should read the same in the table and in the tooltip beside it.
+with a true minus ("−3.4"), and the heat table's tooltips would have written a missing count
+(pandas' NA) as "<NA>". A number a journalist copies from a sentence should read the same in
+the table and in the tooltip beside it.
 
 The rules: thousands separated (12,345.7), a true minus sign (−3.4), an explicit plus where a
 sign is the point (+1.2 %), and :data:`MISSING` ("—") for a value that is missing, NaN or

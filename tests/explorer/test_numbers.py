@@ -44,7 +44,7 @@ def test_a_tooltip_cell_writes_counts_whole_and_rates_with_decimals() -> None:
     assert numbers.cell(-0.4567) == "−0.457"
     assert numbers.cell(0.0) == "0.000"  # a zero correlation is a rate, not a count
     assert numbers.cell("GPT 5.4") == "GPT 5.4"
-    assert numbers.cell(None) == numbers.MISSING
+    assert numbers.cell(None) == numbers.cell(pd.NA) == numbers.MISSING  # was "<NA>" in heat
 
 
 def test_rupees_use_indian_grouping_and_the_tasks_unit() -> None:
