@@ -97,7 +97,7 @@ def html_table(frame: pd.DataFrame, *, x: str, y: str, value: str, text: str,
         for col in x_order:
             r = cells.get((str(row), str(col)))
             if r is None or pd.isna(r[value]):
-                tds.append('<td class="rb-heat-none">—</td>')
+                tds.append(f'<td class="rb-heat-none">{numbers.MISSING}</td>')
                 continue
             v = float(r[value])
             fill = diverging_color(v, domain)

@@ -299,10 +299,12 @@ def _body() -> None:
                     "Highest": mog.get("top_identifier"), "Lowest": mog.get("bottom_identifier"),
                     "n rows": mog.get("n_rows"), "Source": mog["source"], "Model ID": mog["model"]})
                 frame["Row"] = frame["Use case"] + " · " + frame["Axis"]
-                frame["Label"] = [f"{g:.1f}% {t}>{b}" if not pd.isna(g) else "—" for g, t, b in
+                frame["Label"] = [f"{numbers.num(g)}% {t}>{b}" if not pd.isna(g)
+                                  else numbers.MISSING for g, t, b in
                                   zip(frame["Gap %"], frame["Highest"], frame["Lowest"],
                                       strict=True)]
-                frame["Short"] = [f"{g:.1f}%" if not pd.isna(g) else "—" for g in frame["Gap %"]]
+                frame["Short"] = [f"{numbers.num(g)}%" if not pd.isna(g) else numbers.MISSING
+                                  for g in frame["Gap %"]]
                 rows = [f"{vocab.TASK_LABELS[t]} · {a}" for t in tasks for a in axes]
                 frame["Basis"] = sentences.basis(sentences.max_gap_enough(frame),
                                                  sentences.BASIS_THIN_MAX_GAP)

@@ -160,7 +160,7 @@ with ui.guard("This slot"):
         answered = int(slot["metric_value"].notna().sum())
         found = slot["metric_unit"].dropna()
         metric_unit = METRIC_UNITS.get(str(found.iloc[0]), str(found.iloc[0])) if len(
-            found) else "—"
+            found) else numbers.MISSING
         st.subheader(f"Answers for the {len(slot)} {axis} identities")
         ui.explain(f"{collected} of {len(slot)} identities have an answer, {answered} with a "
                    f"number the {vocab.METHOD_LABELS[method].lower()} uses. *Parsed value* is "

@@ -126,7 +126,7 @@ with ui.guard("Signed identity effects"):
             amount: [numbers.natural(v, unit) for v in eff.get(
                 "effect_natural", pd.Series(float("nan"), index=eff.index))],
             amount_ci: [f"{numbers.natural(a, unit)} to {numbers.natural(b, unit)}"
-                         if pd.notna(a) and pd.notna(b) else "—"
+                         if pd.notna(a) and pd.notna(b) else numbers.MISSING
                          for a, b in zip(eff.get("effect_natural_lo", eff["effect_pct"] * float(
                              "nan")), eff.get("effect_natural_hi", eff["effect_pct"] * float(
                                  "nan")), strict=True)],
