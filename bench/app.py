@@ -18,7 +18,8 @@ a temporary directory — never in ``data/``. Reported:
 README does; ``--entry app.py`` for plain ``streamlit run app.py``) and drives Debian's
 headless Chromium (``/usr/bin/chromium``) through playwright, with the server starter and the
 browser launcher of the browser tests (``tests/explorer/streamlit_server.py``). Every page of
-``app.py``'s navigation, on the shipped ``data/`` and/or the SYNTHETIC data dir above:
+``app.py``'s navigation, on the shipped ``data/`` and/or the SYNTHETIC data dir above, each
+page in a tab opened for it (:func:`browse_pages` says why):
 
 * **warm page** — one untimed visit warms the server caches (and teaches the bench how many
   charts the view has); then ``--repeat`` fresh ``page.goto`` of the page URL, each timed in the
@@ -521,85 +522,105 @@ def _new_tab_visits(page: Page, page_url: str, charts: int, repeat: int, name: s
     return times, starts
 
 
-def browse_pages(page: Page, url: str, repeat: int, only: Sequence[str] = ()
+def browse_pages(browser_page: Page, url: str, repeat: int, only: Sequence[str] = ()
                  ) -> dict[str, dict[str, Any]]:
+    """Every page's measurements, each page in a tab of its own (opened for it, closed after).
+
+    Why a tab per page: a tab's renderer keeps the garbage of what it did before until a
+    major collection, and the loads after it are slower. Measured (docs/explorer.md, session
+    37): Language shift's warm p50 went from 0.70 to 0.77–0.87 s in a tab that had just made
+    another page's 20 sidebar visits; a new tab, or one forced collection, brought it back to
+    0.68–0.70 s. In one shared tab every page after the first was timed after the previous
+    page's work, so the order of the pages decided part of their times."""
     out: dict[str, dict[str, Any]] = {}
-    for path, (title, marker) in BROWSER_PAGES.items():
+    for path in BROWSER_PAGES:
         name = path or "overview"
         if only and name not in only:
             continue
-        page_url = f"{url}/{path}"
-        page.goto(page_url)  # the warming visit: server caches, the browser's static files
-        wait_run_done(page, title, marker)
-        charts, _ = _grace_count(page)
-        if page.locator('[data-testid="stException"]').count():
-            raise SystemExit(f"browser bench: {name} shows an exception")
-        warm, wall = [], []
-        boot: list[float | None] = []
-        speed = host.speed_probe()
-        before = host.snapshot()
-        for _ in range(repeat):
-            w0 = time.perf_counter()
-            t, start = _timed_goto(page, page_url, charts, f"{name} (goto)")
-            wall.append(time.perf_counter() - w0)
-            warm.append(t)
-            boot.append(start)
-        load = host.between(before, host.snapshot())
-        wait_run_done(page, title, marker)  # the right page, really there
-        row: dict[str, Any] = {
-            "host_during_warm": {**load.as_dict(), "speed_probe_s": speed},
-            "url": page_url, "charts": charts, "warm_s": warm, "warm_wall_s": wall,
-            "warm_run_start_s": boot, "warm_run_start_p50_s": pct_known(boot, .5),
-            "warm_p50_s": pct(warm, .5), "warm_p95_s": pct(warm, .95),
-            "warm_over_target": sum(t > WARM_PAGE_S for t in warm),
-            "warm_met": pct(warm, .95) <= WARM_PAGE_S}
-        tab, tab_start = _new_tab_visits(page, page_url, charts, repeat, name)
-        row.update({"tab_s": tab, "tab_p50_s": pct(tab, .5), "tab_p95_s": pct(tab, .95),
-                    "tab_run_start_s": tab_start,
-                    "tab_run_start_p50_s": pct_known(tab_start, .5)})
-        if path in BROWSER_FILTERS:
-            kind, label = BROWSER_FILTERS[path]
-            a, b = _filter_options(page, kind, label)
-            # Untimed round a → b → a (the first change is reported as the cold one): the
-            # server caches both views, and the bench learns how many charts each view has
-            # and how many of them a change redraws.
-            counts, fresh = {a: charts}, {}
-            t_first = _choose(page, kind, label, b)
-            _done(page, t_first, 0, 0, f"{name}: {label} → {b} (first)")
-            counts[b], fresh[b] = _grace_count(page)
-            first = _done(page, t_first, counts[b], fresh[b], f"{name}: {label} → {b}")
-            t0 = _choose(page, kind, label, a)
-            _done(page, t0, 0, 0, f"{name}: {label} → {a} (first)")
-            counts[a], fresh[a] = _grace_count(page)
-            changes, current = [], a
-            start: list[float | None] = []
-            for _ in range(repeat):
-                target = a if current == b else b
-                t0 = _choose(page, kind, label, target)
-                done = _done(page, t0, counts[target], fresh[target],
-                             f"{name}: {label} → {target}")
-                changes.append((done["t"] - t0) / 1e3)
-                start.append(None if done["run_start"] is None
-                             else (done["run_start"] - t0) / 1e3)
-                current = target
-            row["filter"] = {
-                "widget": f"{kind} {label!r}", "values": [a, b], "charts": counts,
-                "redrawn_charts": fresh, "first_s": (first["t"] - t_first) / 1e3,
-                "change_s": changes, "change_run_start_s": start,
-                "change_run_start_p50_s": pct_known(start, .5),
-                "change_p50_s": pct(changes, .5), "change_p95_s": pct(changes, .95),
-                "change_met": pct(changes, .95) <= FILTER_CHANGE_S}
-        if path:  # after the filter, which runs as before; the visits start at the Overview
-            nav = _sidebar_visits(page, url, path, charts, repeat, (title, marker))
-            row.update({"nav_s": nav, "nav_p50_s": pct(nav, .5), "nav_p95_s": pct(nav, .95)})
-        out[name] = row
-        print(f"  {name}: warm p50 {row['warm_p50_s']:.2f} s (steal {load.steal_pct:.1f} %, "
-              f"others {load.others_pct:.1f} % of CPU, speed probe {speed:.3f} s)"
-              + f", in a new tab p50 {row['tab_p50_s']:.2f} s"
-              + (f", by sidebar link p50 {row['nav_p50_s']:.2f} s" if "nav_s" in row else "")
-              + (f", filter change p50 {row['filter']['change_p50_s']:.2f} s"
-                 if "filter" in row else ""), flush=True)
+        page = browser_page.context.new_page()
+        page.set_default_timeout(90_000)  # as chromium_page's: a cold SYNTHETIC page is slow
+        try:
+            out[name] = _browse_page(page, url, path, repeat)
+        finally:
+            page.close()
     return out
+
+
+def _browse_page(page: Page, url: str, path: str, repeat: int) -> dict[str, Any]:
+    """One page's warm visits, new-tab visits, filter changes and sidebar visits, in ``page``."""
+    name = path or "overview"
+    title, marker = BROWSER_PAGES[path]
+    page_url = f"{url}/{path}"
+    page.goto(page_url)  # the warming visit: server caches, the browser's static files
+    wait_run_done(page, title, marker)
+    charts, _ = _grace_count(page)
+    if page.locator('[data-testid="stException"]').count():
+        raise SystemExit(f"browser bench: {name} shows an exception")
+    warm, wall = [], []
+    boot: list[float | None] = []
+    speed = host.speed_probe()
+    before = host.snapshot()
+    for _ in range(repeat):
+        w0 = time.perf_counter()
+        t, start = _timed_goto(page, page_url, charts, f"{name} (goto)")
+        wall.append(time.perf_counter() - w0)
+        warm.append(t)
+        boot.append(start)
+    load = host.between(before, host.snapshot())
+    wait_run_done(page, title, marker)  # the right page, really there
+    row: dict[str, Any] = {
+        "host_during_warm": {**load.as_dict(), "speed_probe_s": speed},
+        "url": page_url, "charts": charts, "warm_s": warm, "warm_wall_s": wall,
+        "warm_run_start_s": boot, "warm_run_start_p50_s": pct_known(boot, .5),
+        "warm_p50_s": pct(warm, .5), "warm_p95_s": pct(warm, .95),
+        "warm_over_target": sum(t > WARM_PAGE_S for t in warm),
+        "warm_met": pct(warm, .95) <= WARM_PAGE_S}
+    tab, tab_start = _new_tab_visits(page, page_url, charts, repeat, name)
+    row.update({"tab_s": tab, "tab_p50_s": pct(tab, .5), "tab_p95_s": pct(tab, .95),
+                "tab_run_start_s": tab_start,
+                "tab_run_start_p50_s": pct_known(tab_start, .5)})
+    if path in BROWSER_FILTERS:
+        kind, label = BROWSER_FILTERS[path]
+        a, b = _filter_options(page, kind, label)
+        # Untimed round a → b → a (the first change is reported as the cold one): the
+        # server caches both views, and the bench learns how many charts each view has
+        # and how many of them a change redraws.
+        counts, fresh = {a: charts}, {}
+        t_first = _choose(page, kind, label, b)
+        _done(page, t_first, 0, 0, f"{name}: {label} → {b} (first)")
+        counts[b], fresh[b] = _grace_count(page)
+        first = _done(page, t_first, counts[b], fresh[b], f"{name}: {label} → {b}")
+        t0 = _choose(page, kind, label, a)
+        _done(page, t0, 0, 0, f"{name}: {label} → {a} (first)")
+        counts[a], fresh[a] = _grace_count(page)
+        changes, current = [], a
+        start: list[float | None] = []
+        for _ in range(repeat):
+            target = a if current == b else b
+            t0 = _choose(page, kind, label, target)
+            done = _done(page, t0, counts[target], fresh[target],
+                         f"{name}: {label} → {target}")
+            changes.append((done["t"] - t0) / 1e3)
+            start.append(None if done["run_start"] is None
+                         else (done["run_start"] - t0) / 1e3)
+            current = target
+        row["filter"] = {
+            "widget": f"{kind} {label!r}", "values": [a, b], "charts": counts,
+            "redrawn_charts": fresh, "first_s": (first["t"] - t_first) / 1e3,
+            "change_s": changes, "change_run_start_s": start,
+            "change_run_start_p50_s": pct_known(start, .5),
+            "change_p50_s": pct(changes, .5), "change_p95_s": pct(changes, .95),
+            "change_met": pct(changes, .95) <= FILTER_CHANGE_S}
+    if path:  # after the filter, which runs as before; the visits start at the Overview
+        nav = _sidebar_visits(page, url, path, charts, repeat, (title, marker))
+        row.update({"nav_s": nav, "nav_p50_s": pct(nav, .5), "nav_p95_s": pct(nav, .95)})
+    print(f"  {name}: warm p50 {row['warm_p50_s']:.2f} s (steal {load.steal_pct:.1f} %, "
+          f"others {load.others_pct:.1f} % of CPU, speed probe {speed:.3f} s)"
+          + f", in a new tab p50 {row['tab_p50_s']:.2f} s"
+          + (f", by sidebar link p50 {row['nav_p50_s']:.2f} s" if "nav_s" in row else "")
+          + (f", filter change p50 {row['filter']['change_p50_s']:.2f} s"
+             if "filter" in row else ""), flush=True)
+    return row
 
 
 OUT = REPO / "bench" / "out" / "app.json"
